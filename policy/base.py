@@ -1,0 +1,105 @@
+"""The controller interface and the registry of controllers by name.
+
+Each MI the engine hands a :class:`SignalVector` to ``Controller.decide`` and gets back the
+target number of streams. Controllers are chosen by a spec string ``NAME[:ARGS]`` (e.g.
+``fixed:8``, ``schedule:2,8,1,16``, ``ppo:/path/to/ckpt.pt``). Built-in controllers are
+listed in :data:`_BUILTIN` as ``module:attribute`` so that heavy imports (torch) happen only
+when that controller is chosen; third parties call :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from policy.signals import SignalVector
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """Settings every controller receives (mapped from ``xfer send`` options)."""
+
+    min_streams: int = 1
+    """Never ask for fewer streams than this."""
+    max_streams: int = 64
+    """Never ask for more streams than this."""
+    initial_streams: int | None = None
+    """Streams to open before the first MI; ``None`` lets the controller choose."""
+    mi_s: float = 1.0
+    """Monitoring interval in seconds (informational: controllers are called once per MI)."""
+
+    def __post_init__(self) -> None:
+        if self.min_streams < 1:
+            raise ValueError(f"min_streams must be >= 1, got {self.min_streams}")
+        if self.max_streams < self.min_streams:
+            raise ValueError(
+                f"max_streams ({self.max_streams}) must be >= min_streams ({self.min_streams})"
+            )
+
+    def clip(self, n: int) -> int:
+        """Clip a stream count to ``[min_streams, max_streams]``."""
+        return max(self.min_streams, min(self.max_streams, int(n)))
+
+
+@runtime_checkable
+class Controller(Protocol):
+    """Decides the number of parallel streams once per MI."""
+
+    name: str
+
+    def initial(self) -> int:
+        """Streams to open before any measurement."""
+        ...
+
+    def decide(self, signals: SignalVector) -> int:
+        """Target stream count for the next MI, given what the last MI measured."""
+        ...
+
+
+Factory = Callable[[str, ControllerConfig], Controller]
+"""Builds a controller from the ARGS part of its spec and the common config."""
+
+_BUILTIN: dict[str, str] = {
+    "fixed": "policy.simple:Fixed",
+    "schedule": "policy.simple:Schedule",
+    "gd": "policy.gd:GradientDescent",
+    "bo": "policy.bo:BayesianOptimizer",
+    "ppo": "policy.ppo:PPOController",
+}
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory) -> None:
+    """Register a controller factory under ``name`` (overrides a built-in of that name)."""
+    _REGISTRY[name] = factory
+
+
+def available() -> list[str]:
+    """Names of every controller that can be chosen."""
+    return sorted(set(_BUILTIN) | set(_REGISTRY))
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``NAME[:ARGS]`` into ``(name, args)``."""
+    name, _, args = spec.partition(":")
+    return name.strip().lower(), args.strip()
+
+
+def make_controller(spec: str, config: ControllerConfig | None = None) -> Controller:
+    """Build the controller named by ``spec`` (``NAME[:ARGS]``).
+
+    Raises ``ValueError`` with the list of known names when ``NAME`` is unknown, and whatever
+    the controller raises (also ``ValueError``) when its ARGS are bad.
+    """
+    name, args = parse_spec(spec)
+    cfg = config or ControllerConfig()
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        target = _BUILTIN.get(name)
+        if target is None:
+            raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(available())}")
+        module, _, attr = target.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+    return factory(args, cfg)

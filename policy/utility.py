@@ -1,0 +1,57 @@
+"""The paper's utility (Eq. 3) and the reward derived from its change between MIs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policy.signals import SignalVector
+
+
+@dataclass(frozen=True, slots=True)
+class UtilityConfig:
+    """Constants of U = T / K^n - T * L * B (defaults from Falcon)."""
+
+    k: float = 1.02
+    """Cost base per stream: each extra stream must buy more than (K-1) relative throughput."""
+    b: float = 10.0
+    """Loss punishment weight."""
+    unit_bps: float = 1e6
+    """Throughput unit inside U (Mbit/s by default, as in the paper)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RewardConfig:
+    """Reward +x / -y / 0 around a threshold epsilon on U_t - U_{t-1}."""
+
+    x: float = 1.0
+    """Reward when utility rose by more than epsilon."""
+    y: float = -1.0
+    """Reward (a negative number) when utility fell by more than epsilon."""
+    epsilon: float = 0.0
+    """Dead band on the change in utility, in utility units."""
+
+
+def utility(
+    throughput_bps: float, streams: int, loss_rate: float | None, cfg: UtilityConfig | None = None
+) -> float:
+    """U = T / K^n - T * L * B with T in ``cfg.unit_bps`` units; unknown loss counts as 0."""
+    c = cfg or UtilityConfig()
+    t = throughput_bps / c.unit_bps
+    loss = loss_rate or 0.0
+    return t / (c.k ** max(streams, 0)) - t * loss * c.b
+
+
+def utility_of(s: SignalVector, cfg: UtilityConfig | None = None) -> float:
+    """Utility of one MI's signal vector."""
+    return utility(s.throughput_bps, s.streams, s.loss_rate, cfg)
+
+
+def reward(u_now: float, u_prev: float, cfg: RewardConfig | None = None) -> float:
+    """+x if U rose by more than epsilon, y if it fell by more than epsilon, else 0."""
+    c = cfg or RewardConfig()
+    du = u_now - u_prev
+    if du > c.epsilon:
+        return c.x
+    if du < -c.epsilon:
+        return c.y
+    return 0.0
