@@ -21,8 +21,9 @@ import ctypes
 import errno
 import socket
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
+IPPROTO_MPTCP = getattr(socket, "IPPROTO_MPTCP", 262)
 SOL_MPTCP = 284
 MPTCP_INFO = 1
 MPTCP_TCPINFO = 2
@@ -43,7 +44,10 @@ _MAX_SUBFLOWS = 16
 
 # struct tcp_info: field -> (offset, struct code). Offsets checked live on 6.18 (TESTBED.md).
 _TCP_FIELDS: dict[str, tuple[int, str]] = {
+    "rto_us": (8, "I"),
+    "unacked": (24, "I"),
     "lost": (32, "I"),
+    "last_ack_recv_ms": (56, "I"),
     "rtt_us": (68, "I"),
     "rttvar_us": (72, "I"),
     "snd_cwnd": (80, "I"),
@@ -102,6 +106,12 @@ class TcpInfo:
     """Segments delivered (cumulative, incl. SACKed)."""
     lost: int | None = None
     """Segments currently presumed lost (a gauge, not cumulative)."""
+    rto_us: int | None = None
+    """Current retransmission timeout, microseconds (grows with backoff on a dead path)."""
+    unacked: int | None = None
+    """Segments in flight, not yet acknowledged (a gauge)."""
+    last_ack_recv_ms: int | None = None
+    """Milliseconds since the last ACK arrived: large with data in flight = a stalled path."""
 
     @property
     def known(self) -> bool:
@@ -154,7 +164,8 @@ def tcp_info(sock: socket.socket | int) -> TcpInfo:
 def sum_tcp_info(infos: list[TcpInfo]) -> TcpInfo:
     """Counters summed and RTTs averaged over several subflows (one MPTCP connection).
 
-    A field is ``None`` if any subflow lacks it; ``min_rtt_us`` is the minimum.
+    A field is ``None`` if any subflow lacks it; ``min_rtt_us`` and ``last_ack_recv_ms`` are
+    the minimum, ``rto_us`` the maximum.
     """
     if not infos:
         return UNKNOWN_TCP_INFO
@@ -165,8 +176,10 @@ def sum_tcp_info(infos: list[TcpInfo]) -> TcpInfo:
             out[f.name] = None
         elif f.name in ("rtt_us", "rttvar_us"):
             out[f.name] = sum(vals) // len(vals)
-        elif f.name == "min_rtt_us":
+        elif f.name in ("min_rtt_us", "last_ack_recv_ms"):
             out[f.name] = min(vals)
+        elif f.name == "rto_us":
+            out[f.name] = max(vals)
         else:
             out[f.name] = sum(vals)
     return TcpInfo(**out)
@@ -294,11 +307,38 @@ def mptcp_subflows(sock: socket.socket | int) -> list[SubflowInfo]:
     Empty if the socket is not MPTCP, fell back to TCP, or the kernel has neither
     ``MPTCP_FULL_INFO`` (Linux >= 6.5) nor ``MPTCP_TCPINFO`` (Linux >= 5.16).
     """
+    return mptcp_full_info(sock)[1]
+
+
+def mptcp_full_info(sock: socket.socket | int) -> tuple[MptcpInfo | None, list[SubflowInfo]]:
+    """``mptcp_info`` and ``mptcp_subflows`` together, from one system call where possible.
+
+    ``(None, [])`` if the socket is not MPTCP or fell back to TCP.
+    """
     fd = _fd(sock)
     result = _full_info(fd, _MAX_SUBFLOWS)
-    if result is None:
-        return _tcpinfo_and_addrs(fd, _MAX_SUBFLOWS)
+    if result is None:  # a kernel before 6.5: three calls
+        return mptcp_info(fd), _tcpinfo_and_addrs(fd, _MAX_SUBFLOWS)
     return result
+
+
+def stream_info(sock: socket.socket) -> TcpInfo:
+    """The counters of one data stream, TCP or MPTCP, as one ``TcpInfo``.
+
+    For plain TCP (and MPTCP fallen back to TCP) this is ``tcp_info``. For MPTCP it is
+    ``sum_tcp_info`` over the subflows (``TCP_INFO`` would show only the first one), with
+    ``bytes_acked``/``bytes_sent`` taken from the MPTCP level when the kernel gives them:
+    data bytes, monotonic even when a subflow closes, and without re-injected copies.
+    """
+    if sock.proto != IPPROTO_MPTCP:
+        return tcp_info(sock)
+    info, subflows = mptcp_full_info(sock)
+    if not subflows:
+        return tcp_info(sock)
+    total = sum_tcp_info([sf.tcp for sf in subflows])
+    if info is not None and info.bytes_acked is not None and info.bytes_sent is not None:
+        total = replace(total, bytes_acked=info.bytes_acked, bytes_sent=info.bytes_sent)
+    return total
 
 
 def parse_full_info(header: bytes, sfinfo: bytes, tcpinfo: bytes) -> list[SubflowInfo]:
@@ -314,7 +354,7 @@ def parse_full_info(header: bytes, sfinfo: bytes, tcpinfo: bytes) -> list[Subflo
     return out
 
 
-def _full_info(fd: int, cap: int) -> list[SubflowInfo] | None:
+def _full_info(fd: int, cap: int) -> tuple[MptcpInfo | None, list[SubflowInfo]] | None:
     """``MPTCP_FULL_INFO``; ``None`` if the option is unknown to this kernel."""
     sfbuf = ctypes.create_string_buffer(cap * SUBFLOW_INFO_SIZE)
     tcpbuf = ctypes.create_string_buffer(cap * TCP_INFO_SIZE)
@@ -327,11 +367,13 @@ def _full_info(fd: int, cap: int) -> list[SubflowInfo] | None:
     if n == -errno.EOPNOTSUPP and mptcp_info(fd) is not None:
         return None  # an MPTCP socket, but this kernel predates MPTCP_FULL_INFO
     if n < _FULL_INFO_HEADER:
-        return []
+        return None, []
     count = struct.unpack_from("<I", hdr, 16)[0]
     if count > cap and cap < 256:
         return _full_info(fd, count)  # more subflows than expected: ask again, big enough
-    return parse_full_info(hdr.raw, sfbuf.raw, tcpbuf.raw)
+    raw = hdr.raw
+    info = parse_mptcp_info(raw[_FULL_INFO_HEADER:n]) if n > _FULL_INFO_HEADER else None
+    return info, parse_full_info(raw, sfbuf.raw, tcpbuf.raw)
 
 
 def _subflow_array(fd: int, optname: int, elem: int, cap: int) -> tuple[bytes, int, int]:

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from policy.signals import PathSignal
-from xfer.tcpinfo import SubflowInfo, mptcp_info, mptcp_subflows
+from xfer.tcpinfo import IPPROTO_MPTCP, SubflowInfo, mptcp_info, mptcp_subflows
 
 log = logging.getLogger("xfer.transport")
 
-IPPROTO_MPTCP = getattr(socket, "IPPROTO_MPTCP", 262)
 SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 _NO_MPTCP = {
     errno.ENOPROTOOPT: "MPTCP is disabled on this host (sysctl net.mptcp.enabled=0)",

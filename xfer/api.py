@@ -1,0 +1,92 @@
+"""The library API for workflow engines: the same engine and summary as the CLI.
+
+    import xfer
+    rx = xfer.Receiver(root="/srv/in", listen="127.0.0.1:0"); host, port = rx.start()
+    summary = xfer.send(["/data/run42"], f"{host}:{port}", policy="gd")
+    rx.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from xfer.config import SenderConfig
+from xfer.receiver import Receiver as _Receiver
+from xfer.receiver import ReceiverConfig
+from xfer.sender import Sender
+
+__all__ = ["Receiver", "send", "send_async"]
+
+
+async def send_async(
+    paths: Iterable[str] | str = (),
+    address: str = "",
+    *,
+    on_interval: Callable[[dict[str, Any]], None] | None = None,
+    log: str | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Send ``paths`` (or ``mem=True, mem_size=...``) to ``address``; returns the summary
+    (the ``--json`` object). ``options`` are :class:`xfer.config.SenderConfig` fields;
+    ``on_interval`` gets each MI's record; ``log`` writes a Parquet run log."""
+    if isinstance(paths, str):
+        paths = [paths]
+    cfg = SenderConfig(address=address, paths=tuple(paths), **options)
+    runlog = None
+    if log:
+        from xfer.runlog import RunLog
+
+        runlog = RunLog(log, {"policy": cfg.policy_spec, **cfg.meta})
+    callback = on_interval
+
+    def record(rec: dict[str, Any]) -> None:
+        if runlog is not None:
+            from policy.signals import PathSignal, SignalVector
+
+            fields = {k: rec[k] for k in SignalVector.__dataclass_fields__ if k != "paths"}
+            paths_ = tuple(PathSignal(**p) for p in rec.get("paths", ()))
+            runlog.append(SignalVector(**fields, paths=paths_), utility=rec["utility"],
+                          reward=rec["reward"], action=rec["action"])
+        if callback is not None:
+            callback(rec)
+
+    try:
+        return await Sender(cfg, record).run()
+    finally:
+        if runlog is not None:
+            runlog.close()
+
+
+def send(paths: Iterable[str] | str = (), address: str = "", **options: Any) -> dict[str, Any]:
+    """Blocking :func:`send_async` (runs its own event loop)."""
+    return asyncio.run(send_async(paths, address, **options))
+
+
+class Receiver:
+    """A receiver you start and stop from Python; it serves in a background thread."""
+
+    def __init__(self, root: str, listen: str = "127.0.0.1:0", **options: Any) -> None:
+        self._rx = _Receiver(ReceiverConfig(root=root, listen=listen, **options))
+
+    def start(self) -> tuple[str, int]:
+        """Start serving; returns the bound (host, port)."""
+        return self._rx.start()
+
+    @property
+    def address(self) -> str:
+        assert self._rx.address is not None, "start() the receiver first"
+        host, port = self._rx.address
+        return f"{host}:{port}"
+
+    def stop(self) -> None:
+        """Stop serving (sessions in progress end; their verified data stays resumable)."""
+        self._rx.stop()
+
+    def __enter__(self) -> Receiver:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,102 @@
+"""The sender's configuration: one frozen dataclass, the single source of truth that the CLI
+options and the library API map onto."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+DEFAULT_POLICY = "ppo"
+"""The controller used when neither --streams nor --policy is given (the shipped PPO policy)."""
+
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BIN = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """``4G``, ``512MiB``, ``100k``, ``1000`` -> bytes (decimal units; ``Ki``/``Mi``/``Gi`` binary)."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]i?)?b?\s*", text.lower())
+    if not m:
+        raise ValueError(f"not a size: {text!r} (try 4G, 512MiB, 100k)")
+    unit = m.group(2) or ""
+    return int(float(m.group(1)) * (_BIN.get(unit) or _UNITS[unit]))
+
+
+def parse_rate(text: str) -> float:
+    """``50Mbit``, ``1Gbit``, ``10Mbps``, ``500k`` -> bits per second."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(bit|bps|b/s)?\s*", text.lower())
+    if not m:
+        raise ValueError(f"not a rate: {text!r} (try 50Mbit, 1Gbit)")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+@dataclass(frozen=True, slots=True)
+class SenderConfig:
+    """Everything ``xfer send`` can be told."""
+
+    address: str
+    """Receiver's HOST:PORT."""
+    paths: tuple[str, ...] = ()
+    """Files and directory trees to send (recreated under the receiver's root)."""
+    mem: bool = False
+    """Memory-to-memory mode: generated data, discarded by the receiver (benchmarks)."""
+    mem_size: int | None = None
+    """Bytes to send in memory mode (None: until ``duration``)."""
+    duration: float | None = None
+    """Seconds to send in memory mode (like ``iperf3 -t``)."""
+    streams: int | None = None
+    """Fixed number of streams (shorthand for ``--policy fixed:N``)."""
+    policy: str | None = None
+    """Controller spec ``NAME[:ARGS]`` (fixed, schedule, gd, bo, ppo)."""
+    min_streams: int = 1
+    """Lower bound on the number of streams."""
+    max_streams: int = 64
+    """Upper bound on the number of streams."""
+    mi: float = 1.0
+    """Monitoring interval, seconds."""
+    stream_rate_bps: float | None = None
+    """Per-stream cap in bit/s (SO_MAX_PACING_RATE)."""
+    cc: str | None = None
+    """TCP congestion control per stream (cubic, bbr, reno); None keeps the system default."""
+    transport: str = "tcp"
+    """Data stream transport: tcp or mptcp."""
+    checksum: bool = True
+    """Checksum every block end to end (xxh3-64)."""
+    block_size: int = 4 << 20
+    """Bytes per block."""
+    token: bytes | None = None
+    """Shared secret for the receiver (None: no authentication)."""
+    dest: str = ""
+    """Sub-directory under the receiver's root to place everything in."""
+    stall_timeout: float = 30.0
+    """Seconds without progress after which a stream is dropped and its blocks re-queued."""
+    connect_timeout: float = 15.0
+    """Seconds allowed for connecting and for each handshake step."""
+    max_retries: int = 3
+    """Times a block may fail verification before the transfer fails."""
+    meta: dict[str, str] = field(default_factory=dict)
+    """Free-form run metadata (scenario, host, ...), written to the run log."""
+
+    def __post_init__(self) -> None:
+        if self.mem and self.paths:
+            raise ValueError("give either paths or --mem, not both")
+        if not self.mem and not self.paths:
+            raise ValueError("nothing to send: give one or more paths, or --mem SIZE")
+        if self.mem and self.mem_size is None and self.duration is None:
+            raise ValueError("memory mode needs a size (--mem SIZE) or --duration")
+        if self.streams is not None and self.policy is not None:
+            raise ValueError("--streams N is --policy fixed:N; give one of them")
+        if not 0.05 <= self.mi <= 60:
+            raise ValueError(f"--mi must be within 0.05..60 s, got {self.mi}")
+        if not 4096 <= self.block_size <= 64 << 20:
+            raise ValueError("block size must be within 4 KiB..64 MiB")
+        for p in self.paths:
+            if not os.path.exists(p):
+                raise ValueError(f"{p}: no such file or directory")
+
+    @property
+    def policy_spec(self) -> str:
+        if self.streams is not None:
+            return f"fixed:{self.streams}"
+        return self.policy or DEFAULT_POLICY

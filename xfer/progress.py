@@ -1,0 +1,53 @@
+"""Live progress for people (rich): bytes, rate, ETA, streams, loss, RTT. Scripts use --json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.progress import (
+    Progress as RichProgress,
+)
+
+from xfer.config import SenderConfig
+
+
+class Progress:
+    """One progress bar for a transfer, updated once per MI."""
+
+    def __init__(self, cfg: SenderConfig) -> None:
+        self.total: int | None = None
+        if cfg.mem:
+            self.total = cfg.mem_size
+        else:
+            from xfer.manifest import scan
+
+            self.total = scan(cfg.paths, cfg.dest).total_bytes
+        self._p = RichProgress(
+            TextColumn("[bold]xfer"), BarColumn(), DownloadColumn(binary_units=False),
+            TransferSpeedColumn(), TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"), console=Console(stderr=True), transient=False,
+        )
+        self._task = self._p.add_task("send", total=self.total, info="connecting")
+
+    def __enter__(self) -> Progress:
+        self._p.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._p.__exit__(None, None, None)
+
+    def update(self, rec: dict[str, Any]) -> None:
+        loss = rec.get("loss_rate")
+        rtt = rec.get("rtt_ms")
+        info = (f"{rec['streams']:>3} streams  {rec['throughput_bps'] / 1e9:6.2f} Gbit/s  "
+                f"loss {'?' if loss is None else f'{loss * 100:.3f}%'}  "
+                f"rtt {'?' if rtt is None else f'{rtt:.1f} ms'}")
+        self._p.update(self._task, completed=rec.get("bytes_done", 0), info=info)

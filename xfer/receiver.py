@@ -1,0 +1,499 @@
+"""The receiver: an asyncio server for control connections, one thread per data connection.
+
+The control side (handshake, manifest, acks, summary) runs on the event loop and follows
+:data:`xfer.session.RECEIVER_TABLE`. Each accepted data connection is handed to a thread that
+does only this: read a 25-byte header, ``recv_into`` the payload, check its xxh3, ``pwrite`` it,
+and note the block for the ack and the journal. A session that fails (bad frame, bad path, full
+disk, lost sender) ends alone; the receiver keeps serving the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import xxhash
+
+from xfer.channel import Channel, PeerClosed, Stalled, recv_exact, set_timeouts
+from xfer.errors import RemoteError
+from xfer.manifest import Entry, entry_from_wire
+from xfer.protocol import (
+    BLOCK_HEADER,
+    DATA_OK,
+    MAX_BLOCK,
+    VERSION,
+    BlockKind,
+    ErrorCode,
+    Msg,
+    ProtocolError,
+    check_proof,
+    data_secret,
+    decode_block_header,
+    need,
+    proof,
+)
+from xfer.session import RECEIVER_TABLE, Book, Machine, State
+from xfer.store import Store, StoreError
+from xfer.transport import listen_any
+
+log = logging.getLogger("xfer.receiver")
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverConfig:
+    """Settings of ``xfer recv`` (one field per CLI option)."""
+
+    root: str
+    """Directory under which everything is written (created if missing)."""
+    listen: str = "127.0.0.1:5000"
+    """HOST:PORT to listen on (port 0 picks a free port)."""
+    token: bytes | None = None
+    """Shared secret; ``None`` means no authentication (loopback only unless ``insecure``)."""
+    insecure: bool = False
+    """Allow listening on a non-loopback address without a token."""
+    once: bool = False
+    """Exit after the first session ends."""
+    fsync: bool = True
+    """fdatasync data before journaling it and before the final rename."""
+    max_sessions: int = 32
+    """Concurrent sessions; more are refused with a clear error."""
+    max_streams: int = 256
+    """Data connections per session."""
+    max_files: int = 2_000_000
+    """Entries per manifest."""
+    max_open_files: int = 128
+    """Partial files kept open per session."""
+    handshake_timeout: float = 15.0
+    """Seconds a new connection has to identify itself."""
+    stall_timeout: float = 60.0
+    """Seconds without progress after which a data connection is dropped."""
+    sync_interval: float = 1.0
+    """Seconds between making written data durable and journaling it."""
+
+    def __post_init__(self) -> None:
+        host, _ = split_hostport(self.listen)
+        if self.token is None and not self.insecure and not _is_loopback(host):
+            raise ValueError(
+                f"refusing to listen on {host} without a token: give --token-file or "
+                "XFER_TOKEN, or --insecure to allow unauthenticated transfers"
+            )
+
+
+def split_hostport(s: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) to a tuple."""
+    host, sep, port = s.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {s!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@dataclass
+class Session:
+    """One sender's session on this receiver."""
+
+    id: str
+    secret: bytes
+    store: Store | None = None
+    mode: str = "files"
+    checksum: bool = True
+    entries: list[Entry] = field(default_factory=list)
+    book: Book | None = None
+    machine: Machine = field(default_factory=lambda: Machine(RECEIVER_TABLE))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    acks_ok: list[list[int]] = field(default_factory=list)
+    acks_bad: list[list[int]] = field(default_factory=list)
+    files_done: list[int] = field(default_factory=list)
+    error: tuple[str, str] | None = None
+    data_socks: set[socket.socket] = field(default_factory=set)
+    streams_seen: int = 0
+    bytes_received: int = 0
+    blocks_bad: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def fail(self, code: str, message: str) -> None:
+        with self.lock:
+            if self.error is None:
+                self.error = (code, message)
+
+
+class Receiver:
+    """Serves many senders at once. ``await serve()`` in a loop, or ``start()``/``stop()``
+    from synchronous code (the library API)."""
+
+    def __init__(self, config: ReceiverConfig) -> None:
+        self.config = config
+        self.sessions: dict[str, Session] = {}
+        self.address: tuple[str, int] | None = None
+        self._listener: socket.socket | None = None
+        self._stop: asyncio.Event | None = None
+        self._busy_paths: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self.completed_sessions = 0
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def bind(self) -> tuple[str, int]:
+        host, port = split_hostport(self.config.listen)
+        self._listener = listen_any(host, port)
+        addr = self._listener.getsockname()
+        self.address = (addr[0], addr[1])
+        return self.address
+
+    async def serve(self) -> None:
+        """Accept connections until ``shutdown()`` (or the first session with ``once``)."""
+        if self._listener is None:
+            self.bind()
+        assert self._listener is not None
+        self._stop = asyncio.Event()
+        self._listener.setblocking(False)
+        loop = asyncio.get_running_loop()
+        self._ready.set()
+        tasks: set[asyncio.Task[None]] = set()
+        accept = asyncio.ensure_future(loop.sock_accept(self._listener))
+        stop = asyncio.ensure_future(self._stop.wait())
+        try:
+            while True:
+                done, _ = await asyncio.wait({accept, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if stop in done:
+                    break
+                sock, _peer = accept.result()
+                t = asyncio.ensure_future(self._handle(sock))
+                tasks.add(t)
+                t.add_done_callback(tasks.discard)
+                accept = asyncio.ensure_future(loop.sock_accept(self._listener))
+        finally:
+            accept.cancel()
+            stop.cancel()
+            for t in list(tasks):
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for s in list(self.sessions.values()):
+                self._abort(s)
+            self._listener.close()
+
+    def shutdown(self) -> None:
+        """Ask ``serve()`` to return (thread-safe once serving)."""
+        if self._stop is not None:
+            self._stop.set()
+
+    def start(self) -> tuple[str, int]:
+        """Serve in a background thread; returns the bound address."""
+        addr = self.bind()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self.serve())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, name="xfer-recv", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        return addr
+
+    def stop(self) -> None:
+        """Stop a receiver started with ``start()``."""
+        if self._thread and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(30)
+
+    # ----------------------------------------------------------- first frame
+
+    async def _handle(self, sock: socket.socket) -> None:
+        ch = Channel(sock)
+        try:
+            first = await self._first_frame(ch)
+            if first is None:
+                ch.close()
+                return
+            if first.msg is Msg.DATA_HELLO:
+                await self._data_hello(ch, first.body)
+            else:
+                await self._control(ch, first.body)
+        except (PeerClosed, ConnectionError, TimeoutError, ProtocolError) as exc:
+            log.info("connection dropped before its session started: %s", exc)
+            ch.close()
+
+    async def _first_frame(self, ch: Channel) -> Any:
+        frame = await ch.recv(self.config.handshake_timeout)
+        if frame.msg not in (Msg.HELLO, Msg.DATA_HELLO):
+            await self._send_error(ch, ErrorCode.PROTOCOL, f"expected HELLO, got {frame.msg.name}")
+            return None
+        return frame
+
+    @staticmethod
+    async def _send_error(ch: Channel, code: str, message: str) -> None:
+        with contextlib.suppress(OSError):
+            await ch.send(Msg.ERROR, {"code": str(code), "message": message})
+        ch.close()
+
+    # --------------------------------------------------------- control session
+
+    async def _control(self, ch: Channel, hello: dict[str, Any]) -> None:
+        cfg = self.config
+        if len(self.sessions) >= cfg.max_sessions:
+            await self._send_error(ch, ErrorCode.LIMIT, f"receiver busy: {cfg.max_sessions} sessions")
+            return
+        s = Session(id=secrets.token_hex(16), secret=secrets.token_bytes(32))
+        s.machine.on(Msg.HELLO)
+        self.sessions[s.id] = s
+        try:
+            await self._run_session(ch, s, hello)
+        except RemoteError as exc:
+            await self._send_error(ch, exc.code, str(exc))
+        except ProtocolError as exc:
+            log.warning("session %s: remote protocol error: %s", s.id[:8], exc)
+            await self._send_error(ch, ErrorCode.PROTOCOL, f"protocol error: {exc}")
+        except StoreError as exc:
+            log.warning("session %s: %s", s.id[:8], exc)
+            await self._send_error(ch, exc.code, str(exc))
+        except (PeerClosed, ConnectionError, TimeoutError) as exc:
+            log.info("session %s: sender gone: %s", s.id[:8], exc)
+        finally:
+            ch.close()
+            self._abort(s)
+            self.sessions.pop(s.id, None)
+            self.completed_sessions += 1
+            if cfg.once and self._stop is not None:
+                self._stop.set()
+
+    async def _run_session(self, ch: Channel, s: Session, hello: dict[str, Any]) -> None:
+        cfg = self.config
+        if need(hello, "version", int, Msg.HELLO) != VERSION:
+            raise RemoteError(ErrorCode.PROTOCOL, f"protocol version {hello['version']} != {VERSION}")
+        cnonce = need(hello, "nonce", str, Msg.HELLO)[:128]
+        snonce = secrets.token_hex(16)
+        await ch.send(Msg.CHALLENGE, {"nonce": snonce, "auth_required": cfg.token is not None})
+        auth = await ch.recv(cfg.handshake_timeout)
+        s.machine.on(auth.msg)
+        if auth.msg is Msg.ERROR:
+            return
+        welcome: dict[str, Any] = {"session": s.id}
+        if cfg.token is not None:
+            if not check_proof(proof(cfg.token, b"xfer-client", snonce, cnonce), auth.body.get("proof")):
+                raise RemoteError(ErrorCode.AUTH, "authentication failed: wrong or missing token")
+            s.secret = data_secret(cfg.token, snonce, cnonce)
+            welcome["proof"] = proof(cfg.token, b"xfer-server", snonce, cnonce)
+        else:
+            welcome["data_secret"] = s.secret.hex()
+        await ch.send(Msg.WELCOME, welcome)
+        await self._open(ch, s)
+        await self._active(ch, s)
+
+    async def _open(self, ch: Channel, s: Session) -> None:
+        cfg = self.config
+        frame = await ch.recv(cfg.handshake_timeout)
+        s.machine.on(frame.msg)
+        s.mode = need(frame.body, "mode", str, Msg.OPEN)
+        s.checksum = bool(frame.body.get("checksum", True))
+        if s.mode not in ("files", "mem"):
+            raise ProtocolError(f"unknown mode {s.mode!r}")
+        while True:
+            frame = await ch.recv(cfg.stall_timeout)
+            if s.machine.on(frame.msg) is State.ACTIVE:
+                break
+            for row in need(frame.body, "entries", list, Msg.MANIFEST):
+                e = entry_from_wire(row)
+                if e.id != len(s.entries):
+                    raise ProtocolError(f"manifest ids must be consecutive: got {e.id}")
+                if len(s.entries) >= cfg.max_files:
+                    raise RemoteError(ErrorCode.LIMIT, f"manifest exceeds {cfg.max_files} entries")
+                s.entries.append(e)
+        if s.mode == "mem":
+            await ch.send(Msg.READY, {"have": {}, "done": []})
+            return
+        await ch.send(Msg.READY, await asyncio.to_thread(self._prepare, s))
+
+    def _prepare(self, s: Session) -> dict[str, Any]:
+        """Check every path, then open partials and read journals (a worker thread)."""
+        paths = {e.path for e in s.entries}
+        if len(paths) != len(s.entries):
+            raise ProtocolError("manifest lists the same path twice")
+        busy = paths & self._busy_paths
+        if busy:
+            raise RemoteError(ErrorCode.LIMIT, f"{sorted(busy)[0]!r} is being written by another session")
+        s.store = Store(self.config.root, fsync=self.config.fsync, max_open=self.config.max_open_files)
+        s.store.check_paths(s.entries)
+        self._busy_paths |= paths
+        s.book = Book(s.entries)
+        have: dict[str, list[list[int]]] = {}
+        done: list[int] = []
+        for e in s.entries:
+            complete, ranges = s.store.prepare(e)
+            if complete:
+                s.book.files[e.id].done = True
+                done.append(e.id)
+                continue
+            for off, ln, h in ranges:
+                s.book.preload(e.id, off, ln)
+            if ranges:
+                have[str(e.id)] = [list(r) for r in ranges]
+        return {"have": have, "done": done}
+
+    async def _active(self, ch: Channel, s: Session) -> None:
+        """Blocks flow: push acks every 10 ms, sync the journal every second, until BYE."""
+        recv_task = asyncio.ensure_future(ch.recv())
+        last_sync = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({recv_task}, timeout=0.01)
+                await self._flush_acks(ch, s)
+                if s.error is not None:
+                    raise RemoteError(*s.error)
+                if time.monotonic() - last_sync >= self.config.sync_interval and s.store:
+                    await asyncio.to_thread(s.store.sync)
+                    last_sync = time.monotonic()
+                if done:
+                    frame = recv_task.result()
+                    if s.machine.on(frame.msg) is State.FAILED:
+                        return
+                    await self._finish(ch, s)
+                    return
+        finally:
+            recv_task.cancel()
+
+    async def _flush_acks(self, ch: Channel, s: Session) -> None:
+        with s.lock:
+            ok, bad, files = s.acks_ok, s.acks_bad, s.files_done
+            s.acks_ok, s.acks_bad, s.files_done = [], [], []
+        if ok or bad:
+            await ch.send(Msg.ACK, {"ok": ok, "bad": bad})
+        if files:
+            await ch.send(Msg.FILE_DONE, {"ids": files})
+
+    async def _finish(self, ch: Channel, s: Session) -> None:
+        for sock in list(s.data_socks):  # all blocks arrived: let stream threads end
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        if s.store is not None:
+            await asyncio.to_thread(s.store.sync)
+            await asyncio.to_thread(s.store.finish_dirs, s.entries)
+        await self._flush_acks(ch, s)
+        book = s.book
+        missing = [e.path for e in book.unfinished()] if book else []
+        await ch.send(Msg.SUMMARY, {
+            "bytes_received": s.bytes_received,
+            "bytes_verified": book.bytes_verified if book else s.bytes_received,
+            "dup_bytes": book.dup_bytes if book else 0,
+            "blocks_bad": s.blocks_bad,
+            "streams_seen": s.streams_seen,
+            "files_missing": missing[:100],
+            "files_missing_count": len(missing),
+            "seconds": time.monotonic() - s.started,
+        })
+
+    def _abort(self, s: Session) -> None:
+        """End a session: stop its streams and make what was verified durable (resumable)."""
+        for sock in list(s.data_socks):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        if s.store is not None:
+            with contextlib.suppress(StoreError, OSError):
+                s.store.sync()
+            s.store.close()
+            s.store = None
+        self._busy_paths -= {e.path for e in s.entries}
+
+    # ------------------------------------------------------------ data streams
+
+    async def _data_hello(self, ch: Channel, body: dict[str, Any]) -> None:
+        sid = need(body, "session", str, Msg.DATA_HELLO)
+        stream = need(body, "stream", int, Msg.DATA_HELLO)
+        nonce = need(body, "nonce", str, Msg.DATA_HELLO)[:128]
+        s = self.sessions.get(sid)
+        if s is None or not check_proof(proof(s.secret, b"xfer-stream", sid, str(stream), nonce),
+                                        body.get("proof")):
+            await self._send_error(ch, ErrorCode.AUTH, "data connection not bound to a live session")
+            return
+        if s.machine.state is not State.ACTIVE or len(s.data_socks) >= self.config.max_streams:
+            await self._send_error(ch, ErrorCode.LIMIT, "session not active or too many streams")
+            return
+        if ch.decoder.pending:
+            raise ProtocolError("data sent before DATA_OK")
+        sock = ch.sock
+        set_timeouts(sock, self.config.stall_timeout)
+        sock.sendall(DATA_OK)
+        with s.lock:
+            s.data_socks.add(sock)
+            s.streams_seen += 1
+        t = threading.Thread(target=self._data_thread, args=(s, sock), daemon=True,
+                             name=f"xfer-rx-{sid[:6]}-{stream}")
+        t.start()
+
+    def _data_thread(self, s: Session, sock: socket.socket) -> None:
+        hdr = bytearray(BLOCK_HEADER.size)
+        buf = bytearray(1 << 20)
+        try:
+            while True:
+                if not recv_exact(sock, memoryview(hdr)):
+                    raise PeerClosed("data connection closed without END")
+                h = decode_block_header(hdr)
+                if h.kind is BlockKind.END:
+                    break
+                if len(buf) < h.length:
+                    buf = bytearray(min(MAX_BLOCK, max(h.length, 2 * len(buf))))
+                self._block(s, sock, h, memoryview(buf)[: h.length])
+        except ProtocolError as exc:
+            s.fail(ErrorCode.PROTOCOL, f"protocol error on a data connection: {exc}")
+        except StoreError as exc:
+            s.fail(exc.code, str(exc))
+        except (PeerClosed, Stalled, OSError) as exc:
+            log.info("session %s: data connection ended: %s", s.id[:8], exc)
+        finally:
+            with s.lock:
+                s.data_socks.discard(sock)
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _block(self, s: Session, sock: socket.socket, h: Any, view: memoryview) -> None:
+        fb = None
+        if s.mode == "files":
+            assert s.book is not None
+            with s.lock:
+                fb = s.book.check(h.file_id, h.offset, h.length)
+        if not recv_exact(sock, view):
+            raise PeerClosed("connection closed inside a block")
+        s.bytes_received += h.length
+        if s.checksum and xxhash.xxh3_64_intdigest(view) != h.digest:
+            with s.lock:
+                s.blocks_bad += 1
+                s.acks_bad.append([h.file_id, h.offset, h.length])
+            return
+        assert s.store is not None or fb is None
+        with s.lock:
+            dup = fb is not None and (fb.done or fb.lengths.get(h.offset) == h.length)
+            if fb is None or dup:
+                if dup and s.book is not None:
+                    s.book.dup_bytes += h.length
+                s.acks_ok.append([h.file_id, h.offset, h.length])
+                return
+        assert s.store is not None and s.book is not None
+        entry = fb.entry
+        try:
+            s.store.write(entry, h.offset, view)
+            s.store.record(entry, h.offset, h.length, h.digest)
+        except (StoreError, FileNotFoundError):
+            if fb.done:  # finished by another stream meanwhile: this was a duplicate
+                return
+            raise
+        with s.lock:
+            _new, complete = s.book.verified(h.file_id, h.offset, h.length)
+            if complete:
+                s.book.files[h.file_id].done = True
+        if complete:
+            s.store.finalize(entry)
+        with s.lock:
+            s.acks_ok.append([h.file_id, h.offset, h.length])
+            if complete:
+                s.files_done.append(h.file_id)

@@ -1,0 +1,565 @@
+"""The sender: control connection on asyncio, data streams as threads in a :class:`StreamPool`.
+
+Each MI the loop asks the monitor for the signal vector, gives it to the controller, and sets
+the pool's target. Streams only move blocks: take the next block from the scheduler, send a
+25-byte header and the payload (``sendfile`` for large file blocks, one ``sendall`` for small
+ones and for memory mode), repeat. A stream that dies has its unconfirmed blocks re-queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import mmap
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import xxhash
+
+from policy.base import ControllerConfig, make_controller
+from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
+from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
+from xfer.config import SenderConfig
+from xfer.errors import Exit, RemoteError, XferError
+from xfer.manifest import FILE, Entry, ScanResult, scan
+from xfer.monitor import Monitor
+from xfer.protocol import (
+    DATA_OK,
+    END_HEADER,
+    VERSION,
+    Msg,
+    ProtocolError,
+    block_header,
+    check_proof,
+    data_secret,
+    encode,
+    int_list,
+    need,
+    proof,
+)
+from xfer.receiver import split_hostport
+from xfer.session import (
+    SENDER_TABLE,
+    Block,
+    BlockScheduler,
+    Machine,
+    State,
+    file_blocks,
+    mem_blocks,
+)
+from xfer.tcpinfo import tcp_info
+from xfer.transport import SocketOptions, Transport, make_transport
+
+log = logging.getLogger("xfer.sender")
+
+MEM_PATTERN = 64 << 20
+"""Bytes of random data cycled through in memory mode."""
+SMALL_BLOCK = 1 << 20
+"""Blocks up to this size are read and sent with one sendall (header + data) instead of sendfile."""
+
+
+# ------------------------------------------------------------------------ data sources
+
+
+class FileSource:
+    """Reads blocks of the manifest's files for one stream thread (keeps one file open)."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        self._fid = -1
+        self._fd = -1
+
+    def fd(self, fid: int) -> int:
+        if fid != self._fid:
+            self.close()
+            try:
+                self._fd = os.open(self.entries[fid].source, os.O_RDONLY)
+            except OSError as exc:
+                raise XferError(f"cannot read {self.entries[fid].source}: {exc.strerror}",
+                                Exit.LOCAL_IO) from None
+            self._fid = fid
+        return self._fd
+
+    def send(self, sock: socket.socket, blk: Block, checksum: bool) -> None:
+        fd = self.fd(blk.file_id)
+        if blk.length <= SMALL_BLOCK:
+            data = os.pread(fd, blk.length, blk.offset)
+            if len(data) != blk.length:
+                raise XferError(f"{self.entries[blk.file_id].source} shrank while being sent",
+                                Exit.LOCAL_IO)
+            digest = xxhash.xxh3_64_intdigest(data) if checksum else 0
+            send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest) + data)
+            return
+        digest = _mmap_digest(fd, blk.offset, blk.length) if checksum else 0
+        send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest), socket.MSG_MORE)
+        _sendfile(sock, fd, blk.offset, blk.length)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd, self._fid = -1, -1
+
+
+def _mmap_digest(fd: int, offset: int, length: int) -> int:
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    with mmap.mmap(fd, length + offset - start, access=mmap.ACCESS_READ, offset=start) as mm:
+        with memoryview(mm) as mv:
+            return xxhash.xxh3_64_intdigest(mv[offset - start:])
+
+
+def _sendfile(sock: socket.socket, fd: int, offset: int, length: int) -> None:
+    out = sock.fileno()
+    while length > 0:
+        try:
+            n = os.sendfile(out, fd, offset, length)
+        except BlockingIOError:
+            raise Stalled("no send progress within the stall timeout") from None
+        if n == 0:
+            raise XferError("source file shrank while being sent", Exit.LOCAL_IO)
+        offset += n
+        length -= n
+
+
+class MemSource:
+    """Memory mode: blocks cut from one random pattern, their digests computed once."""
+
+    def __init__(self, block_size: int) -> None:
+        self.block = block_size
+        self.pattern = memoryview(os.urandom(MEM_PATTERN))
+        self.slots = max(1, MEM_PATTERN // block_size)
+        self._digest: dict[tuple[int, int], int] = {}
+
+    def payload(self, blk: Block) -> memoryview:
+        start = (blk.offset // self.block % self.slots) * self.block
+        return self.pattern[start : start + blk.length]
+
+    def send(self, sock: socket.socket, blk: Block, checksum: bool) -> None:
+        data = self.payload(blk)
+        digest = 0
+        if checksum:
+            key = (blk.offset // self.block % self.slots, blk.length)
+            digest = self._digest.get(key, -1)
+            if digest < 0:
+                digest = self._digest[key] = xxhash.xxh3_64_intdigest(data)
+        send_all(sock, block_header(0, blk.offset, blk.length, digest), socket.MSG_MORE)
+        send_all(sock, data)
+
+    def close(self) -> None:
+        pass
+
+
+# ------------------------------------------------------------------------- the pool
+
+
+@dataclass
+class StreamPool:
+    """Opens and closes data streams to reach the controller's target, while data flows."""
+
+    cfg: SenderConfig
+    transport: Transport
+    sched: BlockScheduler
+    monitor: Monitor
+    session: str
+    secret: bytes
+    make_source: Callable[[], Any]
+    cond: threading.Condition = field(default_factory=threading.Condition)
+    threads: dict[int, threading.Thread] = field(default_factory=dict)
+    retiring: set[int] = field(default_factory=set)
+    next_id: int = 0
+    target: int = 1
+    streams_max: int = 0
+    stopping: bool = False
+    deaths: int = 0
+    error: BaseException | None = None
+
+    @property
+    def active(self) -> int:
+        return len(self.threads) - len(self.retiring)
+
+    def set_target(self, n: int) -> None:
+        with self.cond:
+            if self.stopping:
+                return
+            self.target = n
+            while self.active < n:
+                sid = self.next_id
+                self.next_id += 1
+                t = threading.Thread(target=self._run, args=(sid,), daemon=True,
+                                     name=f"xfer-tx-{sid}")
+                self.threads[sid] = t
+                t.start()
+            live = sorted(s for s in self.threads if s not in self.retiring)
+            for sid in live[n:]:
+                self.retiring.add(sid)
+            self.streams_max = max(self.streams_max, self.active)
+            self.cond.notify_all()
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+
+    def join(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for t in list(self.threads.values()):
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _next(self, sid: int) -> Block | None:
+        with self.cond:
+            while True:
+                if self.stopping or sid in self.retiring:
+                    return None
+                blk = self.sched.next(sid)
+                if blk is not None:
+                    return blk
+                if self.sched.done:
+                    return None
+                self.cond.wait(0.05)
+
+    def _run(self, sid: int) -> None:
+        sock: socket.socket | None = None
+        source = self.make_source()
+        final = None
+        clean = False
+        try:
+            sock = self._open(sid)
+            self.monitor.add(sid, sock)
+            while (blk := self._next(sid)) is not None:
+                source.send(sock, blk, self.cfg.checksum)
+            send_all(sock, END_HEADER)
+            sock.shutdown(socket.SHUT_WR)
+            final = tcp_info(sock)
+            with contextlib.suppress(OSError):
+                sock.recv(1)  # the receiver closes once it has read everything
+            clean = True
+        except XferError as exc:
+            self.error = exc
+        except (OSError, Stalled, PeerClosed, ProtocolError) as exc:
+            log.info("stream %d died: %s", sid, exc)
+        finally:
+            if sock is not None:
+                if final is None:
+                    final = tcp_info(sock)
+                sock.close()
+            source.close()
+            self.monitor.remove(sid, final)
+            with self.cond:
+                self.threads.pop(sid, None)
+                self.retiring.discard(sid)
+                if not clean:
+                    self.deaths += 1
+                    self.sched.stream_lost(sid)
+                self.cond.notify_all()
+
+    def _open(self, sid: int) -> socket.socket:
+        host, port = split_hostport(self.cfg.address)
+        sock = self.transport.connect(host, port, timeout=self.cfg.connect_timeout)
+        try:
+            set_timeouts(sock, self.cfg.stall_timeout)
+            nonce = secrets.token_hex(8)
+            body = {"session": self.session, "stream": sid, "nonce": nonce,
+                    "proof": proof(self.secret, b"xfer-stream", self.session, str(sid), nonce)}
+            send_all(sock, encode(Msg.DATA_HELLO, body))
+            if sock.recv(1) != DATA_OK:
+                raise PeerClosed("receiver refused the data connection")
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+
+# ----------------------------------------------------------------------- the sender
+
+
+Callback = Callable[[dict[str, Any]], None]
+
+
+class Sender:
+    """One transfer from this host to a receiver."""
+
+    def __init__(self, cfg: SenderConfig, on_interval: Callback | None = None) -> None:
+        self.cfg = cfg
+        self.on_interval = on_interval
+        self.catalog: ScanResult = ScanResult([], [])
+        self.files_done: set[int] = set()
+        self.bytes_skipped = 0
+        self.verify_failures: dict[tuple[int, int], int] = {}
+        self.error: XferError | None = None
+        self.started = time.monotonic()
+        self.machine = Machine(SENDER_TABLE)
+        self.pool: StreamPool | None = None
+        self.remote: dict[str, Any] = {}
+        self.intervals = 0
+
+    async def run(self) -> dict[str, Any]:
+        """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
+        ch: Channel | None = None
+        try:
+            if not self.cfg.mem:
+                self.catalog = await asyncio.to_thread(scan, self.cfg.paths, self.cfg.dest)
+            ch = await self._connect()
+            await self._transfer(ch)
+        except XferError as exc:
+            self.error = exc
+        except ProtocolError as exc:
+            self.error = XferError(f"receiver broke the protocol: {exc}", Exit.PROTOCOL)
+        except (PeerClosed, ConnectionError, TimeoutError, OSError) as exc:
+            self.error = XferError(f"connection to {self.cfg.address} lost: {exc}", Exit.NETWORK)
+        except asyncio.CancelledError:
+            self.error = XferError("interrupted", Exit.INTERRUPTED)
+            raise
+        finally:
+            if self.pool is not None:
+                self.pool.stop()
+                await asyncio.to_thread(self.pool.join, 5.0)
+            if ch is not None:
+                ch.close()
+        return self.summary()
+
+    async def _connect(self) -> Channel:
+        host, port = split_hostport(self.cfg.address)
+        loop = asyncio.get_running_loop()
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            async with asyncio.timeout(self.cfg.connect_timeout):
+                await loop.sock_connect(sock, infos[0][4])
+        except BaseException:
+            sock.close()
+            raise
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return Channel(sock)
+
+    async def _expect(self, ch: Channel, timeout: float | None = None) -> Any:
+        frame = await ch.recv(timeout)
+        self.machine.on(frame.msg)
+        if frame.msg is Msg.ERROR:
+            raise RemoteError(str(frame.body.get("code", "protocol")),
+                              f"receiver: {frame.body.get('message', 'error')}")
+        return frame
+
+    async def _handshake(self, ch: Channel) -> tuple[str, bytes]:
+        cnonce = secrets.token_hex(16)
+        await ch.send(Msg.HELLO, {"version": VERSION, "nonce": cnonce})
+        chal = await self._expect(ch, self.cfg.connect_timeout)
+        snonce = need(chal.body, "nonce", str, Msg.CHALLENGE)
+        token = self.cfg.token
+        if chal.body.get("auth_required") and token is None:
+            raise XferError("the receiver requires a token: give --token-file or XFER_TOKEN", Exit.AUTH)
+        body = {"proof": proof(token, b"xfer-client", snonce, cnonce)} if token else {}
+        await ch.send(Msg.AUTH, body)
+        welcome = await self._expect(ch, self.cfg.connect_timeout)
+        session = need(welcome.body, "session", str, Msg.WELCOME)
+        if token:
+            if not check_proof(proof(token, b"xfer-server", snonce, cnonce), welcome.body.get("proof")):
+                raise XferError("the receiver failed to prove it knows the token", Exit.AUTH)
+            return session, data_secret(token, snonce, cnonce)
+        return session, bytes.fromhex(need(welcome.body, "data_secret", str, Msg.WELCOME))
+
+    async def _transfer(self, ch: Channel) -> None:
+        cfg = self.cfg
+        session, secret = await self._handshake(ch)
+        await ch.send(Msg.OPEN, {"mode": "mem" if cfg.mem else "files", "checksum": cfg.checksum,
+                                 "block_size": cfg.block_size})
+        rows = [e.wire() for e in self.catalog.entries]
+        for i in range(0, len(rows), 2000):
+            await ch.send(Msg.MANIFEST, {"entries": rows[i : i + 2000]})
+        await ch.send(Msg.MANIFEST_END, {})
+        ready = await self._expect(ch, max(60.0, cfg.stall_timeout))
+        sched = await asyncio.to_thread(self._scheduler, ready.body)
+        transport = make_transport(cfg.transport, SocketOptions(
+            congestion=cfg.cc, max_pacing_rate=int(cfg.stream_rate_bps / 8) if cfg.stream_rate_bps else None))
+        monitor = Monitor(time.monotonic())
+        entries = self.catalog.entries
+        self.pool = StreamPool(cfg, transport, sched, monitor, session, secret,
+                               (lambda: MemSource(cfg.block_size)) if cfg.mem else (lambda: FileSource(entries)))
+        await self._drive(ch, sched, monitor)
+
+    def _scheduler(self, ready: dict[str, Any]) -> BlockScheduler:
+        """Skip what the receiver already has, after checking its hashes against ours."""
+        cfg = self.cfg
+        if cfg.mem:
+            return BlockScheduler(mem_blocks(cfg.mem_size, cfg.block_size))
+        entries = self.catalog.entries
+        for fid in ready.get("done", []):
+            if isinstance(fid, int) and 0 <= fid < len(entries):
+                self.files_done.add(fid)
+                self.bytes_skipped += entries[fid].size
+        have: dict[int, list[tuple[int, int]]] = {}
+        raw = ready.get("have", {})
+        if not isinstance(raw, dict):
+            raise ProtocolError("READY.have must be an object")
+        for key, ranges in raw.items():
+            fid = int(key)
+            if not 0 <= fid < len(entries) or entries[fid].kind != FILE:
+                raise ProtocolError(f"READY names unknown file id {key}")
+            have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
+        return BlockScheduler(file_blocks([e for e in entries if e.id not in self.files_done],
+                                          cfg.block_size, have))
+
+    def _matching(self, e: Entry, ranges: list[list[int]]) -> list[tuple[int, int]]:
+        """Ranges whose hash matches our file now (a changed file is sent again, not spliced)."""
+        ok = []
+        try:
+            fd = os.open(e.source, os.O_RDONLY)
+        except OSError as exc:
+            raise XferError(f"cannot read {e.source}: {exc.strerror}", Exit.LOCAL_IO) from None
+        try:
+            for off, ln, digest in ranges:
+                if off + ln <= e.size and _mmap_digest(fd, off, ln) == digest:
+                    ok.append((off, ln))
+                    self.bytes_skipped += ln
+        finally:
+            os.close(fd)
+        return ok
+
+    async def _drive(self, ch: Channel, sched: BlockScheduler, monitor: Monitor) -> None:
+        """The MI loop: monitor, controller, pool; and the acks coming back."""
+        cfg = self.cfg
+        assert self.pool is not None
+        ccfg = ControllerConfig(min_streams=cfg.min_streams, max_streams=cfg.max_streams,
+                                initial_streams=cfg.streams, mi_s=cfg.mi)
+        controller = make_controller(cfg.policy_spec, ccfg)
+        self.pool.set_target(ccfg.clip(controller.initial()))
+        reader = asyncio.ensure_future(self._read_acks(ch, sched))
+        u_prev: float | None = None
+        deadline = self.started + cfg.duration if cfg.duration else None
+        next_mi = time.monotonic() + cfg.mi
+        try:
+            while not self._finished(sched):
+                await asyncio.wait({reader}, timeout=cfg.mi / 10)
+                if reader.done():
+                    reader.result()
+                    raise PeerClosed("receiver closed the control connection")
+                self._check_pool()
+                now = time.monotonic()
+                monitor.sample_rtt(now)
+                if deadline and now >= deadline:
+                    with self.pool.cond:
+                        sched.stop_source()
+                if now >= next_mi:
+                    next_mi += cfg.mi
+                    u_prev = self._interval(controller, monitor, sched, now, u_prev, ccfg)
+            self.pool.stop()
+            await ch.send(Msg.BYE, {})
+            self.machine.to(State.CLOSING)
+            async with asyncio.timeout(max(30.0, cfg.stall_timeout)):
+                await reader
+        finally:
+            reader.cancel()
+
+    def _finished(self, sched: BlockScheduler) -> bool:
+        assert self.pool is not None
+        with self.pool.cond:
+            if not sched.done:
+                return False
+        if self.cfg.mem:
+            return True
+        return all(e.id in self.files_done for e in self.catalog.entries)
+
+    def _check_pool(self) -> None:
+        pool = self.pool
+        assert pool is not None
+        if pool.error is not None:
+            raise pool.error
+        if pool.deaths > 8 * max(self.cfg.max_streams, 4) and pool.active == 0:
+            raise XferError("data streams keep failing; giving up", Exit.NETWORK)
+        with pool.cond:
+            all_dead = pool.active == 0 and not pool.sched.done
+        if all_dead:  # every stream died: reopen at once; the controller decides at the next MI
+            pool.set_target(pool.target)
+
+    def _interval(self, controller: Any, monitor: Monitor, sched: BlockScheduler, now: float,
+                  u_prev: float | None, ccfg: ControllerConfig) -> float:
+        pool = self.pool
+        assert pool is not None
+        with pool.cond:
+            acked, streams = sched.bytes_acked, pool.active
+        sig = monitor.interval(now, streams, acked)
+        u = utility_of(sig, UtilityConfig())
+        r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
+        target = ccfg.clip(controller.decide(sig))
+        pool.set_target(target)
+        self.intervals += 1
+        if self.on_interval is not None:
+            rec = {"event": "interval", **sig.to_dict(), "utility": u, "reward": r,
+                   "action": target - streams, "bytes_done": acked}
+            self.on_interval(rec)
+        return u
+
+    async def _read_acks(self, ch: Channel, sched: BlockScheduler) -> None:
+        assert self.pool is not None
+        while True:
+            frame = await self._expect(ch)
+            if frame.msg is Msg.SUMMARY:
+                self.remote = frame.body
+                return
+            if frame.msg is Msg.ACK:
+                ok = int_list(frame.body.get("ok", []), 3, "ACK.ok")
+                bad = int_list(frame.body.get("bad", []), 3, "ACK.bad")
+                with self.pool.cond:
+                    for fid, off, _ln in ok:
+                        sched.ack(fid, off)
+                    for fid, off, ln in bad:
+                        self._bad_block(sched, fid, off, ln)
+                    self.pool.cond.notify_all()
+            elif frame.msg is Msg.FILE_DONE:
+                ids = frame.body.get("ids", [])
+                self.files_done.update(i for i in ids if isinstance(i, int))
+
+    def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
+        n = self.verify_failures.get((fid, off), 0) + 1
+        self.verify_failures[(fid, off)] = n
+        if n > self.cfg.max_retries:
+            name = self.catalog.entries[fid].path if fid < len(self.catalog.entries) else "memory"
+            raise XferError(f"{name}: block at offset {off} failed verification {n} times",
+                            Exit.INCOMPLETE)
+        sched.requeue(fid, off, ln)
+
+    def summary(self) -> dict[str, Any]:
+        """The end-of-transfer object (the ``--json`` contract, documented in the README)."""
+        pool = self.pool
+        sched = pool.sched if pool else None
+        secs = time.monotonic() - self.started
+        files = [e for e in self.catalog.entries if e.kind == FILE]
+        missing = [e.path for e in files if e.id not in self.files_done]
+        acked = sched.bytes_acked if sched else 0
+        if self.cfg.mem:
+            complete = bool(sched and sched.done) and self.error is None
+            total = acked
+        else:
+            complete = not missing and self.error is None and self.machine.state is State.CLOSED
+            total = self.catalog.total_bytes
+        verified = complete and self.cfg.checksum
+        code = Exit.OK if complete else (self.error.exit if self.error else Exit.INCOMPLETE)
+        return {
+            "event": "end",
+            "bytes": total,
+            "bytes_sent": sched.bytes_sent if sched else 0,
+            "bytes_skipped": self.bytes_skipped,
+            "bytes_resent": sched.bytes_resent if sched else 0,
+            "files": len(files),
+            "files_verified": len(files) - len(missing),
+            "files_missing": missing[:100],
+            "dirs": len(self.catalog.entries) - len(files),
+            "skipped": self.catalog.skipped,
+            "seconds": secs,
+            "throughput_bps": acked * 8 / secs if secs > 0 else 0.0,
+            "streams_max": pool.streams_max if pool else 0,
+            "stream_failures": pool.deaths if pool else 0,
+            "intervals": self.intervals,
+            "policy": self.cfg.policy_spec,
+            "verified": verified,
+            "exit_code": int(code),
+            "error": str(self.error) if self.error else (
+                None if complete else f"{len(missing)} file(s) not verified"),
+            "receiver": self.remote,
+        }
