@@ -7,8 +7,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-DEFAULT_POLICY = "ppo"
-"""The controller used when neither --streams nor --policy is given (the shipped PPO policy)."""
+DEFAULT_POLICY = "fixed:4"
+"""The controller used when neither --streams nor --policy is given (becomes "ppo" when trained weights ship)."""
 
 _UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BIN = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
