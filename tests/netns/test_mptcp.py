@@ -26,7 +26,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from xfer.tcpinfo import mptcp_info, mptcp_subflows, tcp_info
+from xfer.tcpinfo import mptcp_info, mptcp_subflows, stream_info
 from xfer.transport import MptcpTransport, PathAggregator, describe, listen_any
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
@@ -154,6 +154,7 @@ def _transfer(
         result["samples"] = samples
         result["final_subflows"] = mptcp_subflows(sock)
         result["mptcp_info"] = mptcp_info(sock)
+        result["stream_info"] = stream_info(sock)
         sock.close()
     finally:
         rx.join(timeout=30)
@@ -181,8 +182,7 @@ def _send_sampled(sock: socket.socket, total: int, every: float) -> list[tuple[f
     tx.join()
     # wait until everything sent is acknowledged, then take the last sample
     for _ in range(200):
-        infos = [sf.tcp for sf in mptcp_subflows(sock)] or [tcp_info(sock)]
-        if sum((i.bytes_acked or 0) for i in infos) >= total:
+        if (stream_info(sock).bytes_acked or 0) >= total:
             break
         time.sleep(0.02)
     samples.append((time.monotonic(), mptcp_subflows(sock)))
@@ -208,6 +208,9 @@ def test_two_subflows_carry_data_and_paths_aggregate(twopath: tuple[str, str]) -
     info = res["mptcp_info"]
     if info.bytes_acked is not None:
         assert info.bytes_acked == TOTAL
+        assert res["stream_info"].bytes_acked == TOTAL  # what the engine's monitor reads
+    # ... and the subflow counters summed for the rest (first subflow alone would be less)
+    assert res["stream_info"].data_segs_out == sum(sf.tcp.data_segs_out for sf in subflows)
 
     agg = PathAggregator()
     per_path: dict[str, float] = {PATH_A: 0.0, PATH_B: 0.0}
@@ -267,6 +270,7 @@ def test_fallback_when_client_kernel_disables_mptcp(
     assert desc.kind == "tcp" and desc.requested == "tcp"  # the kernel refused IPPROTO_MPTCP
     assert res["desc"].kind == "tcp"
     assert res["final_subflows"] == [] and res["mptcp_info"] is None
+    assert res["stream_info"].bytes_acked >= 4 << 20  # plain TCP_INFO
     assert "net.mptcp.enabled=0" in (res["transport"].fallback_reason or "")
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, [r.getMessage() for r in warnings]

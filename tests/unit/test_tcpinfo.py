@@ -8,6 +8,7 @@ import logging
 import socket
 import struct
 import threading
+import time
 
 import pytest
 
@@ -17,11 +18,13 @@ from xfer.tcpinfo import (
     MptcpInfo,
     SubflowInfo,
     TcpInfo,
+    mptcp_full_info,
     mptcp_info,
     mptcp_subflows,
     parse_full_info,
     parse_mptcp_info,
     parse_tcp_info,
+    stream_info,
     sum_tcp_info,
     tcp_info,
 )
@@ -40,7 +43,10 @@ from xfer.transport import (
 
 # Offsets written down independently from include/uapi/linux/tcp.h (struct tcp_info).
 UAPI = {
+    "rto_us": (8, "I", 204_000),
+    "unacked": (24, "I", 44),
     "lost": (32, "I", 3),
+    "last_ack_recv_ms": (56, "I", 12),
     "rtt_us": (68, "I", 25_000),
     "rttvar_us": (72, "I", 1_200),
     "snd_cwnd": (80, "I", 321),
@@ -71,7 +77,9 @@ def test_full_tcp_info_every_field() -> None:
     assert info.known
 
 
-@pytest.mark.parametrize("size", [0, 1, 67, 72, 100, 112, 127, 128, 152, 200, 215, 216, 280])
+@pytest.mark.parametrize(
+    "size", [0, 1, 11, 12, 60, 67, 72, 100, 112, 127, 128, 152, 200, 215, 216, 280]
+)
 def test_short_tcp_info_gives_unknown_fields(size: int) -> None:
     info = parse_tcp_info(tcp_info_bytes(size))
     for name, (off, code, value) in UAPI.items():
@@ -269,6 +277,8 @@ def test_tcp_info_of_real_loopback_connection() -> None:
         assert after.rtt_us is not None and 0 < after.rtt_us < 1_000_000
         assert after.snd_cwnd and after.snd_cwnd > 0
         assert mptcp_info(c) is None and mptcp_subflows(c) == []  # plain TCP
+        assert mptcp_full_info(c) == (None, [])
+        assert stream_info(c).bytes_acked == tcp_info(c).bytes_acked
     assert tcp_info(c) == UNKNOWN_TCP_INFO  # closed: unknown, no exception
     assert tcp_info(-1) == UNKNOWN_TCP_INFO
 
@@ -277,7 +287,11 @@ def test_mptcp_info_and_subflows_of_real_loopback_connection() -> None:
     c, s = connected_pair(IPPROTO_MPTCP)
     with c, s:
         pump(c, s, 8 << 20)
-        info = mptcp_info(c)
+        for _ in range(100):  # the MPTCP-level DATA_ACK may trail the receiver's read
+            info = mptcp_info(c)
+            if info is None or info.bytes_acked is None or info.bytes_acked == 8 << 20:
+                break
+            time.sleep(0.01)
         assert info is not None and not info.fallback
         if info.bytes_acked is not None:
             assert info.bytes_acked == 8 << 20
@@ -286,6 +300,13 @@ def test_mptcp_info_and_subflows_of_real_loopback_connection() -> None:
         assert sfs[0].local == c.getsockname() and sfs[0].remote == c.getpeername()
         assert sfs[0].tcp.bytes_acked is not None and sfs[0].tcp.bytes_acked >= 8 << 20
         assert describe(c).kind == "mptcp" and describe(s).kind == "mptcp"
+        both = mptcp_full_info(c)
+        assert both[0] is not None and both[0].token == info.token
+        assert [x.id for x in both[1]] == [x.id for x in sfs]
+        total = stream_info(c)
+        assert total.rtt_us is not None and total.data_segs_out
+        if info.bytes_acked is not None:  # MPTCP-level data bytes, not subflow bytes
+            assert total.bytes_acked == 8 << 20
 
 
 # --- transports on loopback ---------------------------------------------------------------
