@@ -1,0 +1,183 @@
+"""Calibration in the Mahimahi spirit: measure each path and compare with the scenario.
+
+For every path, between ``sender`` and ``receiver`` (bound to that path's addresses):
+
+- RTT: the median of idle pings (medians, because this kind of VM now and then wakes late
+  from a timer) against the configured base RTT; off by more than 5 % fails.
+- Rate: goodput of ``iperf3 -P 4`` with BBR (which neither backs off on random loss nor needs
+  long to fill a long fat pipe, unlike cubic), counted by the receiver's kernel, against the rate less Ethernet/IP/TCP overhead
+  (x 1448/1514); off by more than 5 % fails.
+- Loss: retransmitted / sent segments (the sender's ``/proc/net/snmp``) of a BBR transfer
+  paced far below the bottleneck (a fifth of it, at most 200 Mbit/s) against the configured
+  loss; off by more than a factor 1.5 fails. A loss-free path passes below 0.05 %.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+
+from .scenario import ETH_OVERHEAD
+from .testbed import Host, Testbed
+
+RTT_TOL = 0.05
+RATE_TOL = 0.05
+LOSS_FACTOR = 1.5
+ZERO_LOSS_MAX = 5e-4
+CAL_PORT = 5299
+
+
+@dataclass(frozen=True)
+class Check:
+    """One measured quantity next to its configured value."""
+
+    path: int
+    """Path index (1-based)."""
+    quantity: str
+    """rtt_ms, goodput_mbps or loss."""
+    configured: float
+    """What the scenario asks for (goodput: rate x 1448/1514)."""
+    measured: float
+    """What was measured."""
+    ok: bool
+    """Within tolerance."""
+    tolerance: str
+    """The rule applied, for people."""
+
+
+def _median_ping_ms(src: Host, dst_addr: str, src_addr: str, count: int = 30) -> float:
+    out = src.run(
+        ["ping", "-n", "-c", str(count), "-i", "0.02", "-I", src_addr, dst_addr],
+        capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    times = [float(tok.split("=")[1]) for tok in out.split() if tok.startswith("time=")]
+    if not times:
+        raise RuntimeError(f"no ping reply from {dst_addr} to {src_addr}:\n{out}")
+    return statistics.median(times)
+
+
+def _snmp_tcp(host: Host) -> dict[str, int]:
+    lines = [ln.split()[1:] for ln in host.run(["cat", "/proc/net/snmp"], capture_output=True, text=True).stdout.splitlines() if ln.startswith("Tcp:")]
+    return dict(zip(lines[0], map(int, lines[1]), strict=True))
+
+
+def _bytes_received(host: Host) -> int:
+    """TCP payload received so far by the calibration connections (kernel counters)."""
+    out = host.run(["ss", "-Hti", "state", "established", f"sport = :{CAL_PORT}"], capture_output=True, text=True).stdout
+    return sum(int(tok.split(":")[1]) for tok in out.split() if tok.startswith("bytes_received:"))
+
+
+def _timed(sample: Callable[[], int]) -> tuple[int, float]:
+    """A counter sample and the middle of the time it took to read it."""
+    start = time.monotonic()
+    value = sample()
+    return value, (start + time.monotonic()) / 2
+
+
+@contextlib.contextmanager
+def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[subprocess.Popen[str]]:
+    """An iperf3 run sender -> receiver over ``path`` (the client process is yielded)."""
+    snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
+    server = rcv.popen(
+        ["iperf3", "-s", "-1", "-p", str(CAL_PORT), "-B", rcv.addrs[path - 1]],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    client = None
+    try:
+        for _ in range(100):  # wait for the server to listen
+            if rcv.run(["ss", "-Hltn", f"sport = :{CAL_PORT}"], capture_output=True, text=True).stdout.strip():
+                break
+            time.sleep(0.05)
+        client = snd.popen(
+            ["iperf3", "-c", rcv.addrs[path - 1], "-B", snd.addrs[path - 1], "-p", str(CAL_PORT), "-J", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        yield client
+        out, err = client.communicate(timeout=seconds + 30)
+        data = json.loads(out) if out.strip() else {}
+        if "error" in data or not data:
+            raise RuntimeError(f"iperf3 on path {path} failed: {data.get('error', err.strip())}")
+    finally:
+        for proc in (client, server):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def measure_rtt(tb: Testbed, path: int) -> Check:
+    """Median idle ping RTT on ``path`` vs the configured RTT."""
+    spec = tb.scenario.paths[path - 1]
+    snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
+    rtt = _median_ping_ms(snd, rcv.addrs[path - 1], snd.addrs[path - 1])
+    want = spec.rtt_ms
+    ok = abs(rtt - want) <= max(RTT_TOL * want, 0.5)
+    return Check(path, "rtt_ms", want, rtt, ok, "median within 5 % (at least 0.5 ms)")
+
+
+def measure_goodput(tb: Testbed, path: int, warmup: float = 1.5, window: float = 4.0) -> Check:
+    """Bottleneck goodput with 4 BBR flows vs the rate less Ethernet overhead.
+
+    Counted from the receiver's kernel (bytes_received of the connections) over ``window``
+    seconds after ``warmup``: the application's reads can run ahead of the link for a while
+    when the receive buffers drain, the kernel's count cannot.
+    """
+    spec = tb.scenario.paths[path - 1]
+    rcv = tb.hosts["receiver"]
+    total = warmup + window + 1
+    with _iperf(tb, path, ["-P", "4", "-C", "bbr", "-t", f"{total:g}"], total):
+        time.sleep(warmup)
+        b0, t0 = _timed(lambda: _bytes_received(rcv))
+        time.sleep(window)
+        b1, t1 = _timed(lambda: _bytes_received(rcv))
+    got = (b1 - b0) * 8 / (t1 - t0) / 1e6
+    want = spec.goodput_bps / 1e6
+    return Check(path, "goodput_mbps", want, got, abs(got - want) <= RATE_TOL * want, "within 5 %")
+
+
+def measure_loss(tb: Testbed, path: int, seconds: int = 4) -> Check:
+    """Retransmitted / sent segments far below the bottleneck vs the configured loss."""
+    spec = tb.scenario.paths[path - 1]
+    per_stream = int(min(spec.rate_bps / 5, 200e6) / 8)
+    snd = tb.hosts["sender"]
+    before = _snmp_tcp(snd)
+    with _iperf(tb, path, ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)], seconds):
+        pass
+    after = _snmp_tcp(snd)
+    segs = after["OutSegs"] - before["OutSegs"]
+    loss = (after["RetransSegs"] - before["RetransSegs"]) / max(segs, 1)
+    if spec.loss > 0:
+        ok = spec.loss / LOSS_FACTOR <= loss <= spec.loss * LOSS_FACTOR
+        rule = "within a factor 1.5"
+    else:
+        ok, rule = loss <= ZERO_LOSS_MAX, f"below {ZERO_LOSS_MAX:g} (loss-free path)"
+    return Check(path, "loss", spec.loss, loss, ok, rule)
+
+
+def calibrate(tb: Testbed) -> list[Check]:
+    """Measure RTT, goodput and loss of every path of a testbed that is up."""
+    checks = []
+    for p in range(1, len(tb.scenario.paths) + 1):
+        checks.append(measure_rtt(tb, p))
+        checks.append(measure_goodput(tb, p))
+        checks.append(measure_loss(tb, p))
+    return checks
+
+
+def report(checks: list[Check]) -> str:
+    """A table for people: measured next to configured."""
+    rows = [f"{'path':>4}  {'quantity':<13} {'configured':>12} {'measured':>12}  result"]
+    for c in checks:
+        fmt = "{:12.5f}" if c.quantity == "loss" else "{:12.2f}"
+        verdict = "ok" if c.ok else f"OFF ({c.tolerance})"
+        rows.append(f"{c.path:>4}  {c.quantity:<13} {fmt.format(c.configured)} {fmt.format(c.measured)}  {verdict}")
+    return "\n".join(rows)
+
+
+def as_json(scenario: str, checks: list[Check]) -> str:
+    """Machine-readable result: {"scenario", "ok", "checks": [...]}."""
+    return json.dumps({"scenario": scenario, "ok": all(c.ok for c in checks), "checks": [asdict(c) for c in checks]})
