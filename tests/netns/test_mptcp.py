@@ -15,6 +15,7 @@ opens the second subflow over path b.
 from __future__ import annotations
 
 import ctypes
+import errno
 import logging
 import os
 import socket
@@ -96,6 +97,11 @@ def _build(c: str, s: str) -> None:
 
 @pytest.fixture(scope="module")
 def twopath() -> Iterator[tuple[str, str]]:
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262).close()
+    except OSError as exc:
+        if exc.errno == errno.EPROTONOSUPPORT:
+            pytest.skip("this kernel has no MPTCP")
     _remove_stale()
     c, s = f"{PREFIX}{os.getpid()}-c", f"{PREFIX}{os.getpid()}-s"
     try:
