@@ -1,0 +1,212 @@
+"""Observation features for the learned policy: the last n signal vectors, scale-free.
+
+The same code serves the engine (one transfer, one :class:`SignalVector` per MI, through
+:class:`FeatureTracker`) and the simulator (many environments at once, through
+:func:`step_features` on numpy arrays). Nothing here depends on the absolute capacity or
+RTT of the path, so one policy works from 50 Mbit/s to 10 Gbit/s and from 2 to 200 ms:
+
+===  ===================  ===============================================================
+idx  name                 value
+===  ===================  ===============================================================
+0    ``valid``            1 if this history slot holds a measurement, 0 for padding
+1    ``thr_rel``          throughput / decaying maximum throughput seen in this transfer
+2    ``thr_change``       log(T_t / T_{t-1}) clipped to [-2, 2], divided by 2
+3    ``loss``             (log10(max(loss, 1e-6)) + 6) / 6, so 0 -> 0, 1e-4 -> 0.33, 1 -> 1
+4    ``loss_known``       1 if the loss rate was measured, else 0 (and ``loss`` is 0)
+5    ``rtt_gradient``     tanh(10 * RTT gradient in s/s); 0 if unknown
+6    ``rtt_ratio``        log(RTT / min RTT) clipped to [0, 2], divided by 2; 0 if unknown
+7    ``rtt_known``        1 if RTT ratio and gradient were measured, else 0
+8    ``streams_rel``      streams / max_streams
+9    ``streams_log``      log2(1 + streams) / log2(1 + streams_scale)
+10   ``streams_change``   (streams_t - streams_{t-1}) / 5 clipped to [-2, 2], divided by 2
+11   ``utility_rel``      U(T, n, L) / decaying maximum throughput, clipped to [-1, 1]
+===  ===================  ===============================================================
+
+The observation is the history of the last ``history`` such rows, oldest first, flattened
+(``history * 12`` floats); slots before the first MI are all zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from policy.signals import SignalVector
+from policy.utility import UtilityConfig
+
+FloatArray = npt.NDArray[np.float32]
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "valid",
+    "thr_rel",
+    "thr_change",
+    "loss",
+    "loss_known",
+    "rtt_gradient",
+    "rtt_ratio",
+    "rtt_known",
+    "streams_rel",
+    "streams_log",
+    "streams_change",
+    "utility_rel",
+)
+N_FEATURES = len(FEATURE_NAMES)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureConfig:
+    """How signal vectors become an observation (stored in every checkpoint)."""
+
+    history: int = 8
+    """Number of past MIs in the observation (the paper's n)."""
+    max_streams: int = 64
+    """Denominator of ``streams_rel``; the engine passes its ``--max-streams``."""
+    streams_scale: int = 64
+    """Fixed scale of ``streams_log`` (absolute stream count matters for the K^n cost)."""
+    max_decay: float = 0.98
+    """Per-MI decay of the running maximum throughput (lets ``thr_rel`` recover after the
+    capacity drops: the maximum halves in about 35 MIs)."""
+    utility_k: float = 1.02
+    """K of the utility used for ``utility_rel``."""
+    utility_b: float = 10.0
+    """B of the utility used for ``utility_rel``."""
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of the flattened observation."""
+        return self.history * N_FEATURES
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for checkpoints."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FeatureConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
+        known = set(cls.__dataclass_fields__)
+        extra = set(d) - known
+        if extra:
+            raise ValueError(f"checkpoint features config has unknown keys {sorted(extra)}")
+        return cls(**d)
+
+    def with_max_streams(self, max_streams: int) -> FeatureConfig:
+        """Same config for a transfer with another ``--max-streams``."""
+        d = self.to_dict()
+        d["max_streams"] = max_streams
+        return FeatureConfig(**d)
+
+
+@dataclass
+class FeatureState:
+    """Per-environment running state of the features (arrays of shape ``(E,)``)."""
+
+    thr_max: npt.NDArray[np.float64]
+    """Decaying maximum throughput, bit/s."""
+    thr_prev: npt.NDArray[np.float64]
+    """Throughput of the previous MI (0 before the first)."""
+    streams_prev: npt.NDArray[np.float64]
+    """Streams of the previous MI (0 before the first)."""
+    hist: FloatArray
+    """History of feature rows, shape ``(E, history, N_FEATURES)``, oldest first."""
+
+    @classmethod
+    def zeros(cls, n_envs: int, cfg: FeatureConfig) -> FeatureState:
+        """Fresh state for ``n_envs`` transfers that have not measured anything yet."""
+        z = np.zeros(n_envs, dtype=np.float64)
+        return cls(
+            z.copy(), z.copy(), z.copy(), np.zeros((n_envs, cfg.history, N_FEATURES), np.float32)
+        )
+
+    def reset(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Forget the environments selected by ``mask`` (a new transfer starts there)."""
+        self.thr_max[mask] = 0.0
+        self.thr_prev[mask] = 0.0
+        self.streams_prev[mask] = 0.0
+        self.hist[mask] = 0.0
+
+
+def _nan_to(x: npt.NDArray[np.float64], v: float) -> npt.NDArray[np.float64]:
+    return np.where(np.isnan(x), v, x)
+
+
+def step_features(
+    st: FeatureState,
+    cfg: FeatureConfig,
+    throughput_bps: npt.NDArray[np.float64],
+    streams: npt.NDArray[np.float64],
+    loss_rate: npt.NDArray[np.float64],
+    rtt_gradient: npt.NDArray[np.float64],
+    rtt_ratio: npt.NDArray[np.float64],
+) -> FloatArray:
+    """Push one MI's measurements (NaN = unknown) into ``st``; return observations ``(E, D)``."""
+    thr = np.maximum(throughput_bps, 0.0)
+    st.thr_max = np.maximum(thr, st.thr_max * cfg.max_decay)
+    tmax = np.maximum(st.thr_max, 1.0)
+    row = np.zeros((thr.shape[0], N_FEATURES), dtype=np.float64)
+    row[:, 0] = 1.0
+    row[:, 1] = thr / tmax
+    had_prev = st.thr_prev > 0
+    ratio = np.where(had_prev, np.maximum(thr, 1.0) / np.maximum(st.thr_prev, 1.0), 1.0)
+    row[:, 2] = np.clip(np.log(ratio), -2.0, 2.0) / 2.0
+    loss_known = ~np.isnan(loss_rate)
+    loss = np.clip(_nan_to(loss_rate, 0.0), 0.0, 1.0)
+    row[:, 3] = np.where(loss_known, (np.log10(np.maximum(loss, 1e-6)) + 6.0) / 6.0, 0.0)
+    row[:, 4] = loss_known
+    rtt_known = ~np.isnan(rtt_ratio)
+    row[:, 5] = np.tanh(10.0 * _nan_to(rtt_gradient, 0.0))
+    row[:, 6] = np.clip(np.log(np.maximum(_nan_to(rtt_ratio, 1.0), 1e-9)), 0.0, 2.0) / 2.0
+    row[:, 7] = rtt_known
+    n = np.maximum(streams, 0.0)
+    row[:, 8] = n / max(cfg.max_streams, 1)
+    row[:, 9] = np.log2(1.0 + n) / np.log2(1.0 + cfg.streams_scale)
+    dn = np.where(st.streams_prev > 0, n - st.streams_prev, 0.0)
+    row[:, 10] = np.clip(dn / 5.0, -2.0, 2.0) / 2.0
+    util = thr / cfg.utility_k**n - thr * loss * cfg.utility_b
+    row[:, 11] = np.clip(util / tmax, -1.0, 1.0)
+    st.thr_prev = thr
+    st.streams_prev = n
+    st.hist[:, :-1] = st.hist[:, 1:]
+    st.hist[:, -1] = row
+    return st.hist.reshape(thr.shape[0], -1).copy()
+
+
+def _f(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+class FeatureTracker:
+    """Features of one transfer, fed one :class:`SignalVector` per MI (the engine's side)."""
+
+    def __init__(self, cfg: FeatureConfig) -> None:
+        self.cfg = cfg
+        self.state = FeatureState.zeros(1, cfg)
+
+    def reset(self) -> None:
+        """Forget everything (a new transfer)."""
+        self.state = FeatureState.zeros(1, self.cfg)
+
+    def observation(self) -> FloatArray:
+        """The current observation without pushing anything, shape ``(obs_dim,)``."""
+        return self.state.hist.reshape(-1).copy()
+
+    def push(self, s: SignalVector) -> FloatArray:
+        """Add one MI's signal vector; return the observation, shape ``(obs_dim,)``."""
+        a = np.array
+        obs = step_features(
+            self.state,
+            self.cfg,
+            a([float(s.throughput_bps)]),
+            a([float(s.streams)]),
+            a([_f(s.loss_rate)]),
+            a([_f(s.rtt_gradient)]),
+            a([_f(s.rtt_ratio)]),
+        )
+        return obs[0]
+
+
+def utility_config(cfg: FeatureConfig) -> UtilityConfig:
+    """The utility constants the features were computed with."""
+    return UtilityConfig(k=cfg.utility_k, b=cfg.utility_b)

@@ -1,0 +1,228 @@
+"""The learned stream controller: an actor-critic network over the last n signal vectors.
+
+Network (the paper's Table I): a shared trunk, fully connected, tanh, hidden [512, 512],
+then a policy head (logits over the five actions +5, +1, 0, -1, -5 streams) and a value
+head. Option: ``kind = "transformer"``, a small Transformer encoder over the history of
+feature rows (as in Jazz), whose last token goes through a tanh layer into the same heads.
+
+Checkpoint format (``torch.save`` of a plain dict, loaded with ``weights_only=True``)::
+
+    {
+      "format": "xfer-ppo/1",
+      "arch": {"kind": "mlp" | "transformer", "obs_dim": int, "n_actions": 5,
+               "hidden": [512, 512], "activation": "tanh",          # mlp
+               "d_model": 64, "n_heads": 4, "n_layers": 2, "ff": 128,  # transformer
+               "features": FeatureConfig.to_dict()},                # history, normalisation
+      "state_dict": {"trunk.*", "pi.weight", "pi.bias", "v.weight", "v.bias": tensors},
+      "actions": [5, 1, 0, -1, -5],
+      "initial_streams": 2,
+      "meta": {...}   # how it was trained: config, seed, steps, time, evaluation (plain types)
+    }
+
+``PPOController(args, config)``: ``args`` is a checkpoint path (empty: the shipped
+``policy/weights/default.pt``). Actions are deterministic (argmax). The next target is the
+controller's previous target plus the action's delta, clipped to ``[min_streams,
+max_streams]``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from policy.base import ControllerConfig
+from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
+from policy.signals import SignalVector
+
+ACTIONS: tuple[int, ...] = (5, 1, 0, -1, -5)
+"""Stream-count change of each action index (the paper's five actions)."""
+FORMAT = "xfer-ppo/1"
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "weights" / "default.pt"
+
+
+def mlp_arch(features: FeatureConfig, hidden: tuple[int, ...] = (512, 512)) -> dict[str, Any]:
+    """Arch dict of the paper's fully connected tanh network."""
+    return {
+        "kind": "mlp",
+        "obs_dim": features.obs_dim,
+        "n_actions": len(ACTIONS),
+        "hidden": list(hidden),
+        "activation": "tanh",
+        "features": features.to_dict(),
+    }
+
+
+def transformer_arch(
+    features: FeatureConfig, d_model: int = 64, n_heads: int = 4, n_layers: int = 2, ff: int = 128
+) -> dict[str, Any]:
+    """Arch dict of the Transformer encoder over the history (Jazz-style)."""
+    return {
+        "kind": "transformer",
+        "obs_dim": features.obs_dim,
+        "n_actions": len(ACTIONS),
+        "d_model": d_model,
+        "n_heads": n_heads,
+        "n_layers": n_layers,
+        "ff": ff,
+        "hidden": [d_model],
+        "activation": "tanh",
+        "features": features.to_dict(),
+    }
+
+
+class MLPTrunk(nn.Module):
+    """Fully connected layers with tanh (the shared trunk of Table I)."""
+
+    def __init__(self, obs_dim: int, hidden: list[int]) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        d = obs_dim
+        for h in hidden:
+            layers += [nn.Linear(d, h), nn.Tanh()]
+            d = h
+        self.net = nn.Sequential(*layers)
+        self.out_dim = d
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs)
+
+
+class TransformerTrunk(nn.Module):
+    """Embeds each history row, runs a Transformer encoder, keeps the newest token."""
+
+    def __init__(self, history: int, d_model: int, n_heads: int, n_layers: int, ff: int) -> None:
+        super().__init__()
+        self.history = history
+        self.embed = nn.Linear(N_FEATURES, d_model)
+        self.pos = nn.Parameter(torch.zeros(history, d_model))
+        layer = nn.TransformerEncoderLayer(
+            d_model, n_heads, ff, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
+        self.head = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh())
+        self.out_dim = d_model
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs.reshape(obs.shape[0], self.history, N_FEATURES)
+        h = self.encoder(self.embed(x) + self.pos)
+        return self.head(h[:, -1])
+
+
+def build_trunk(arch: dict[str, Any]) -> MLPTrunk | TransformerTrunk:
+    """The trunk described by ``arch`` (see the module docstring)."""
+    kind = arch.get("kind")
+    if kind == "mlp":
+        if arch.get("activation", "tanh") != "tanh":
+            raise ValueError(f"checkpoint arch: only tanh is supported, got {arch['activation']!r}")
+        return MLPTrunk(int(arch["obs_dim"]), [int(h) for h in arch["hidden"]])
+    if kind == "transformer":
+        feats = FeatureConfig.from_dict(arch["features"])
+        return TransformerTrunk(
+            feats.history,
+            int(arch["d_model"]),
+            int(arch["n_heads"]),
+            int(arch["n_layers"]),
+            int(arch["ff"]),
+        )
+    raise ValueError(f"checkpoint arch: unknown kind {kind!r} (expected 'mlp' or 'transformer')")
+
+
+class ActorCritic(nn.Module):
+    """Shared trunk, policy head ``pi`` (action logits) and value head ``v``."""
+
+    def __init__(self, arch: dict[str, Any]) -> None:
+        super().__init__()
+        self.arch = arch
+        self.trunk = build_trunk(arch)
+        self.pi = nn.Linear(self.trunk.out_dim, int(arch["n_actions"]))
+        self.v = nn.Linear(self.trunk.out_dim, 1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.trunk(obs)
+        return self.pi(h), self.v(h).squeeze(-1)
+
+
+def save_checkpoint(
+    path: str | Path, net: ActorCritic, meta: dict[str, Any], initial_streams: int = 2
+) -> None:
+    """Write ``net`` in the documented checkpoint format."""
+    ckpt = {
+        "format": FORMAT,
+        "arch": net.arch,
+        "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+        "actions": list(ACTIONS),
+        "initial_streams": int(initial_streams),
+        "meta": _plain(meta),
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(ckpt, str(path))
+
+
+def _plain(x: Any) -> Any:
+    """Nested dicts/lists of str/int/float/bool/None only (loadable with ``weights_only``)."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if x is None or type(x) in (bool, int, str):
+        return x
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        return float(x) if np.isfinite(x) else str(x)
+    return str(x)
+
+
+def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
+    """Rebuild the exact network of a checkpoint; return it (in eval mode) and the dict."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"ppo: checkpoint {str(p)!r} not found")
+    try:
+        ckpt = torch.load(str(p), map_location="cpu", weights_only=True)
+    except Exception as exc:  # a corrupt file or a pickle that is not plain data
+        raise ValueError(f"ppo: cannot load checkpoint {str(p)!r}: {exc}") from exc
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ValueError(f"ppo: {str(p)!r} is not an {FORMAT} checkpoint (format {got!r})")
+    if list(ckpt["actions"]) != list(ACTIONS):
+        raise ValueError(f"ppo: checkpoint actions {ckpt['actions']} differ from {list(ACTIONS)}")
+    net = ActorCritic(ckpt["arch"])
+    net.load_state_dict(ckpt["state_dict"])
+    net.eval()
+    return net, ckpt
+
+
+class PPOController:
+    """``ppo[:CHECKPOINT]``: the learned policy, deterministic (argmax) actions."""
+
+    name = "ppo"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        torch.set_num_threads(1)
+        self.config = config
+        self.path = Path(args) if args else DEFAULT_CHECKPOINT
+        self.net, ckpt = load_checkpoint(self.path)
+        feats = FeatureConfig.from_dict(ckpt["arch"]["features"])
+        self.features = FeatureTracker(feats.with_max_streams(config.max_streams))
+        self.meta: dict[str, Any] = ckpt.get("meta", {})
+        start = config.initial_streams or int(ckpt.get("initial_streams", 2))
+        self.target = config.clip(start)
+
+    def initial(self) -> int:
+        return self.target
+
+    def act(self, obs: np.ndarray) -> int:
+        """Index of the greedy action for one observation."""
+        with torch.inference_mode():
+            logits, _ = self.net(torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(0))
+        return int(torch.argmax(logits[0]).item())
+
+    def decide(self, signals: SignalVector) -> int:
+        obs = self.features.push(signals)
+        self.target = self.config.clip(self.target + ACTIONS[self.act(obs)])
+        return self.target

@@ -1,0 +1,115 @@
+"""The PPO controller: checkpoint format, round trip, deterministic clipped decisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from policy.base import Controller, ControllerConfig, make_controller
+from policy.features import FeatureConfig
+from policy.ppo import (
+    ACTIONS,
+    DEFAULT_CHECKPOINT,
+    FORMAT,
+    ActorCritic,
+    PPOController,
+    load_checkpoint,
+    mlp_arch,
+    save_checkpoint,
+    transformer_arch,
+)
+from policy.signals import SignalVector
+
+
+def _sv(t: float, n: int, thr: float = 5e8) -> SignalVector:
+    return SignalVector(
+        t=t, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr, loss_rate=None,
+        rtt_ms=41.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.025,
+    )  # fmt: skip
+
+
+def _ckpt(tmp_path: Path, arch: dict, bias_action: int | None = None, name: str = "p.pt") -> Path:
+    torch.manual_seed(0)
+    net = ActorCritic(arch)
+    if bias_action is not None:  # make one action win whatever the input
+        with torch.no_grad():
+            net.pi.weight.zero_()
+            net.pi.bias.zero_()
+            net.pi.bias[bias_action] = 5.0
+    path = tmp_path / name
+    save_checkpoint(path, net, {"note": "test", "seed": 0, "nested": {"x": [1, 2.5]}})
+    return path
+
+
+@pytest.mark.parametrize("kind", ["mlp", "transformer"])
+def test_checkpoint_round_trip_rebuilds_the_same_network(tmp_path: Path, kind: str) -> None:
+    f = FeatureConfig(history=4)
+    arch = mlp_arch(f, (32, 16)) if kind == "mlp" else transformer_arch(f, 16, 2, 1, 32)
+    path = _ckpt(tmp_path, arch)
+    net, ckpt = load_checkpoint(path)
+    assert ckpt["format"] == FORMAT and ckpt["actions"] == list(ACTIONS)
+    assert ckpt["meta"]["nested"] == {"x": [1, 2.5]}
+    torch.manual_seed(0)
+    ref = ActorCritic(arch).eval()
+    x = torch.rand(3, f.obs_dim)
+    with torch.no_grad():
+        a, va = net(x)
+        b, vb = ref(x)
+    torch.testing.assert_close(a, b)
+    torch.testing.assert_close(va, vb)
+    assert a.shape == (3, len(ACTIONS)) and va.shape == (3,)
+
+
+def test_controller_is_deterministic_and_registered(tmp_path: Path) -> None:
+    path = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (64, 64)))
+    cfg = ControllerConfig(min_streams=1, max_streams=64)
+    runs = []
+    for _ in range(2):
+        c = make_controller(f"ppo:{path}", cfg)
+        assert isinstance(c, Controller) and c.name == "ppo"
+        n = c.initial()
+        seq = []
+        for t in range(12):
+            n = c.decide(_sv(t + 1.0, n, thr=1e8 * (1 + t % 3)))
+            seq.append(n)
+        runs.append(seq)
+    assert runs[0] == runs[1]
+    assert all(1 <= n <= 64 for n in runs[0])
+
+
+def test_targets_are_clipped_to_min_and_max(tmp_path: Path) -> None:
+    up = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (8,)), bias_action=0, name="up.pt")
+    down = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (8,)), bias_action=4, name="down.pt")
+    c = PPOController(str(up), ControllerConfig(min_streams=2, max_streams=12, initial_streams=3))
+    assert c.initial() == 3
+    assert [c.decide(_sv(t, 3)) for t in range(4)] == [8, 12, 12, 12]
+    c = PPOController(
+        str(down), ControllerConfig(min_streams=2, max_streams=12, initial_streams=11)
+    )
+    assert [c.decide(_sv(t, 11)) for t in range(3)] == [6, 2, 2]
+
+
+def test_bad_checkpoints_say_what_is_wrong(tmp_path: Path) -> None:
+    cfg = ControllerConfig()
+    with pytest.raises(ValueError, match="not found"):
+        PPOController(str(tmp_path / "missing.pt"), cfg)
+    bad = tmp_path / "bad.pt"
+    torch.save({"format": "something-else"}, str(bad))
+    with pytest.raises(ValueError, match="not an xfer-ppo/1 checkpoint"):
+        PPOController(str(bad), cfg)
+    arch = mlp_arch(FeatureConfig(), (8,))
+    arch["kind"] = "lstm"
+    with pytest.raises(ValueError, match="unknown kind"):
+        ActorCritic(arch)
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
+def test_shipped_default_loads_and_is_small() -> None:
+    assert DEFAULT_CHECKPOINT.stat().st_size < 5 * 1024 * 1024
+    c = make_controller("ppo", ControllerConfig())
+    n = c.initial()
+    for t in range(5):
+        n = c.decide(_sv(t + 1.0, n, thr=5e7 * n))
+    assert 1 <= n <= 64

@@ -1,0 +1,102 @@
+"""Observation features: scale-free, None-safe, identical in the engine and the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from policy.features import (
+    FEATURE_NAMES,
+    N_FEATURES,
+    FeatureConfig,
+    FeatureState,
+    FeatureTracker,
+    step_features,
+)
+from policy.signals import SignalVector
+
+
+def _sv(
+    thr: float,
+    n: int = 4,
+    loss: float | None = 0.0,
+    ratio: float | None = 1.0,
+    grad: float | None = 0.0,
+) -> SignalVector:
+    return SignalVector(
+        t=1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr, loss_rate=loss,
+        rtt_ms=None if ratio is None else 40.0 * ratio, min_rtt_ms=None if ratio is None else 40.0,
+        rtt_gradient=grad, rtt_ratio=ratio,
+    )  # fmt: skip
+
+
+def _idx(name: str) -> int:
+    return FEATURE_NAMES.index(name)
+
+
+def test_observation_shape_and_padding() -> None:
+    cfg = FeatureConfig(history=5)
+    tr = FeatureTracker(cfg)
+    assert tr.observation().shape == (5 * N_FEATURES,)
+    assert not tr.observation().any()
+    obs = tr.push(_sv(1e8)).reshape(5, N_FEATURES)
+    assert obs[:4].sum() == 0  # older slots are padding
+    assert obs[4, _idx("valid")] == 1.0
+    assert obs.dtype == np.float32
+
+
+def test_unknown_values_map_to_neutral_with_flags() -> None:
+    tr = FeatureTracker(FeatureConfig(history=2))
+    row = tr.push(_sv(1e8, loss=None, ratio=None, grad=None)).reshape(2, N_FEATURES)[-1]
+    assert np.all(np.isfinite(row))
+    assert row[_idx("loss")] == 0 and row[_idx("loss_known")] == 0
+    assert (
+        row[_idx("rtt_ratio")] == 0
+        and row[_idx("rtt_gradient")] == 0
+        and row[_idx("rtt_known")] == 0
+    )
+    row = tr.push(_sv(1e8, loss=1e-4, ratio=2.0, grad=0.01)).reshape(2, N_FEATURES)[-1]
+    assert row[_idx("loss")] == pytest.approx(1 / 3, abs=1e-6)
+    assert row[_idx("loss_known")] == 1 and row[_idx("rtt_known")] == 1
+    assert row[_idx("rtt_ratio")] == pytest.approx(np.log(2.0) / 2)
+
+
+def test_features_are_scale_free() -> None:
+    """The same relative history at 50 Mbit/s and at 10 Gbit/s gives the same observation."""
+    a, b = FeatureTracker(FeatureConfig()), FeatureTracker(FeatureConfig())
+    for k, n in zip([0.3, 0.6, 0.9, 0.95, 0.5], [2, 7, 12, 17, 22], strict=True):
+        oa = a.push(_sv(50e6 * k, n, loss=1e-3))
+        ob = b.push(_sv(10e9 * k, n, loss=1e-3))
+    np.testing.assert_allclose(oa, ob, atol=1e-6)
+    assert np.all(np.abs(oa) <= 1.0)
+
+
+def test_relative_throughput_and_changes() -> None:
+    tr = FeatureTracker(FeatureConfig(history=1))
+    tr.push(_sv(100e6, 2))
+    row = tr.push(_sv(50e6, 7))
+    assert row[_idx("thr_rel")] == pytest.approx(50 / (100 * 0.98))
+    assert row[_idx("thr_change")] == pytest.approx(np.log(0.5) / 2)
+    assert row[_idx("streams_change")] == pytest.approx(0.5)
+    assert row[_idx("streams_rel")] == pytest.approx(7 / 64)
+
+
+def test_batched_path_equals_tracker() -> None:
+    cfg = FeatureConfig(history=3)
+    st = FeatureState.zeros(2, cfg)
+    tr = FeatureTracker(cfg)
+    for thr, n in [(1e8, 2), (3e8, 7), (2e8, 6)]:
+        out = step_features(
+            st, cfg, np.array([thr, 5.0]), np.array([n, 1.0]), np.array([1e-3, np.nan]),
+            np.array([0.01, np.nan]), np.array([1.2, np.nan]),
+        )  # fmt: skip
+        ref = tr.push(_sv(thr, n, loss=1e-3, ratio=1.2, grad=0.01))
+    np.testing.assert_allclose(out[0], ref, atol=1e-6)
+
+
+def test_config_round_trip_and_unknown_keys() -> None:
+    cfg = FeatureConfig(history=4, max_streams=32)
+    assert FeatureConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="unknown keys"):
+        FeatureConfig.from_dict({**cfg.to_dict(), "bogus": 1})
+    assert cfg.with_max_streams(128).max_streams == 128

@@ -1,0 +1,88 @@
+"""The simulator: physical sanity and where the utility's optimum lies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from train.sim import SimConfig, Simulator, fixed_params, sample_params, steady
+
+
+def _sim(n_envs: int = 1, seed: int = 0, **kw: float) -> Simulator:
+    s = Simulator(n_envs, seed=seed)
+    s.reset(np.ones(n_envs, dtype=bool), fixed_params(n_envs, **kw))
+    return s
+
+
+def test_throughput_never_exceeds_capacity_on_random_networks() -> None:
+    s = Simulator(256, seed=1)
+    s.reset(np.ones(256, dtype=bool))
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        n = rng.integers(1, 65, 256)
+        m = s.step(n)
+        # Measurement noise is at most a few percent; the steady state itself is capped.
+        assert np.all(m.throughput_bps <= s.capacity * 1.25)
+        assert np.all(m.loss_rate >= 0) and np.all(m.loss_rate <= 1)
+        assert np.all(m.rtt_ratio >= 1.0 - 1e-9)
+        assert np.all(m.rtt_ms >= s.params.rtt * 1e3 - 1e-9)
+    ns = np.broadcast_to(np.arange(1, 65, dtype=float), (256, 64))
+    thr, _, _, _ = steady(s.params, s.capacity, s.bg_on, s.comp_on, ns)
+    assert np.all(thr <= s.capacity[:, None] * 0.95 + 1e-3)
+
+
+def test_fig1_optimum_is_about_twenty_streams() -> None:
+    s = _sim(capacity=1e9, rtt=0.04, cap=50e6)
+    n_opt, u_opt = s.optimum()
+    assert 18 <= n_opt[0] <= 21
+    u, ns = s.utility_curve()
+    # Clearly worse far from the optimum on both sides.
+    assert u[0, 4] < 0.5 * u_opt[0]
+    assert u[0, 59] < 0.8 * u_opt[0]
+
+
+def test_without_cap_or_loss_a_few_streams_fill_the_link() -> None:
+    s = _sim(capacity=1e9, rtt=0.04)
+    n_opt, _ = s.optimum()
+    assert n_opt[0] <= 4
+    thr, loss, _, _ = steady(s.params, s.capacity, s.bg_on, s.comp_on, np.array([[1.0, 4.0, 64.0]]))
+    assert thr[0, 1] > 0.9 * 0.95e9
+    assert loss[0, 2] > loss[0, 1]  # more streams only add congestion loss
+
+
+def test_random_loss_and_long_rtt_need_many_streams() -> None:
+    s = _sim(capacity=1e9, rtt=0.1, loss=1e-2)
+    assert s.optimum()[0][0] >= 30
+
+
+def test_new_streams_ramp_up_and_rtt_inflates_when_saturated() -> None:
+    s = _sim(capacity=1e9, rtt=0.2, buffer=1.0)
+    first = s.step(np.array([8])).throughput_bps[0]
+    later = [s.step(np.array([8])) for _ in range(5)][-1]
+    assert first < later.throughput_bps[0]
+    assert later.rtt_ratio[0] > 1.3
+
+
+def test_capacity_change_happens_once() -> None:
+    s = _sim(capacity=1e9, cap_change_t=5.0, cap_change_f=0.5)
+    caps = [(s.step(np.array([4])), s.capacity[0])[1] for _ in range(10)]
+    assert caps[0] == pytest.approx(1e9) and caps[-1] == pytest.approx(0.5e9)
+
+
+def test_sampled_params_cover_the_randomisation_ranges() -> None:
+    p = sample_params(SimConfig(), np.random.default_rng(0), 4000)
+    assert p.capacity.min() >= 50e6 and p.capacity.max() <= 10e9
+    assert p.capacity.max() / p.capacity.min() > 50
+    assert p.rtt.min() >= 0.002 and p.rtt.max() <= 0.2
+    assert p.loss.max() <= 0.01 and (p.loss == 0).mean() > 0.2
+    assert np.isinf(p.cap).mean() > 0.4 and np.isfinite(p.cap).mean() > 0.2
+    assert p.bg_level.max() <= 0.8
+
+
+def test_signal_vector_matches_measurement() -> None:
+    s = _sim(capacity=1e9, rtt=0.04, cap=50e6)
+    m = s.step(np.array([10]))
+    sv = m.signal(0, t=1.0, mi_s=1.0)
+    assert sv.streams == 10
+    assert sv.throughput_bps == pytest.approx(m.throughput_bps[0])
+    assert sv.rtt_ratio is not None and sv.rtt_ratio >= 1.0

@@ -1,0 +1,171 @@
+"""Calibrate the simulator against the emulated testbed: throughput and loss versus N.
+
+Run as root (it brings testbeds up in network namespaces)::
+
+    python3 -m train.calibrate [--scenario wan-1g-50ms --scenario lossy-1g-50ms
+                               --scenario wan-1g-50ms@50Mbit] [--streams 1,2,4,8,16,32,64]
+                               [--seconds 8] [--json OUT.json]
+
+For each scenario (``NAME`` or ``NAME@RATE`` for a per-stream cap, the paper's throttling)
+and each N it runs ``xfer send --mem --duration S --streams N --json-stream`` from the
+testbed's sender to an ``xfer recv`` on its receiver, averages throughput and loss over the
+MIs after a warm-up, and prints them next to the simulator's steady state for the same
+network (capacity, RTT, loss, queue, congestion control and socket buffer of the scenario).
+The verdict column says whether the simulator is within 15 % on throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+from train.sim import CC_NAMES, fixed_params, steady
+
+PORT = 5771
+TOLERANCE = 0.15
+
+
+def parse_rate(s: str) -> float:
+    """``50Mbit`` / ``1gbit`` / ``2e6`` -> bits per second."""
+    units = {"k": 1e3, "m": 1e6, "g": 1e9}
+    t = s.strip().lower().removesuffix("bit").removesuffix("bps")
+    if t and t[-1] in units:
+        return float(t[:-1]) * units[t[-1]]
+    return float(t)
+
+
+def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The simulator's steady-state throughput and loss for the scenario's first path."""
+    path, sysctl = scenario.paths[0], scenario.sysctls
+    cc = sysctl.congestion_control if sysctl.congestion_control in CC_NAMES else "cubic"
+    p = fixed_params(
+        1,
+        capacity=path.rate_bps,
+        rtt=path.rtt_ms / 1e3,
+        loss=path.loss,
+        buffer=min(max(path.queue_bytes / max(path.bdp_bytes, 1), 0.05), 2.0),
+        cc=CC_NAMES.index(cc),
+        wmax=float(sysctl.tcp_wmem_max),
+        cap=cap_bps if cap_bps else np.inf,
+    )
+    grid = np.array([ns], dtype=np.float64)
+    z = np.zeros(1)
+    thr, loss, _, _ = steady(p, p.capacity, z, z, grid)
+    return thr[0], loss[0]
+
+
+def _xfer(*args: str) -> list[str]:
+    return [sys.executable, "-m", "xfer.cli", *args]
+
+
+def _wait_listening(proc: subprocess.Popen[str], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if "listening on" in line:
+            return
+        if proc.poll() is not None:
+            break
+    raise RuntimeError(f"xfer recv did not start (exit {proc.poll()})")
+
+
+def run_one(
+    tb: Any, n: int, seconds: float, cap: str | None, cc: str, warmup: int = 2
+) -> dict[str, float]:
+    """One fixed-N memory transfer; mean throughput and loss over the MIs after warm-up."""
+    dst = f"{tb.hosts['receiver'].addr}:{PORT}"
+    argv = _xfer("send", "--mem", "1000G", "--duration", str(seconds), "--streams", str(n),
+                 "--json-stream", "-q", "--no-checksum", "--cc", cc, dst)  # fmt: skip
+    if cap:
+        argv[-1:-1] = ["--stream-rate", cap]
+    out = tb.hosts["sender"].run(argv, timeout=seconds + 60, capture_output=True, text=True)
+    events = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+    mis = [e for e in events if e.get("event") == "interval"][warmup:]
+    if not mis:
+        raise RuntimeError(f"xfer send N={n} produced no intervals: {out.stderr.strip()[-400:]}")
+    retrans = sum(e.get("retrans_segs") or 0 for e in mis)
+    segs = sum(e.get("data_segs_out") or 0 for e in mis)
+    return {
+        "throughput_bps": float(np.mean([e["throughput_bps"] for e in mis])),
+        "loss_rate": retrans / segs if segs else float("nan"),
+    }
+
+
+def calibrate_scenario(spec: str, ns: list[int], seconds: float) -> list[dict[str, Any]]:
+    """Measure one scenario in the testbed and in the simulator."""
+    from testbeds import Testbed, load_scenario
+
+    name, _, cap = spec.partition("@")
+    sc = load_scenario(name)
+    cc = sc.sysctls.congestion_control
+    sim_thr, sim_loss = sim_curve(sc, parse_rate(cap) if cap else None, ns)
+    rows = []
+    with (
+        Testbed(sc, name=f"cal{int(time.time()) % 100000}") as tb,
+        tempfile.TemporaryDirectory() as root,
+    ):
+        recv = tb.hosts["receiver"].popen(
+            _xfer("recv", "--listen", f"{tb.hosts['receiver'].addr}:{PORT}", "--root", root, "--insecure", "--no-fsync"),
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            _wait_listening(recv)
+            for i, n in enumerate(ns):
+                m = run_one(tb, n, seconds, cap or None, cc)
+                err = float(sim_thr[i]) / m["throughput_bps"] - 1.0
+                rows.append({"scenario": spec, "streams": n, "testbed_bps": m["throughput_bps"],
+                             "sim_bps": float(sim_thr[i]), "error": err,
+                             "testbed_loss": m["loss_rate"], "sim_loss": float(sim_loss[i]),
+                             "ok": abs(err) <= TOLERANCE})  # fmt: skip
+                print(_fmt(rows[-1]), flush=True)
+        finally:
+            recv.terminate()
+            try:
+                recv.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                recv.kill()
+    return rows
+
+
+def _fmt(r: dict[str, Any]) -> str:
+    return (
+        f"{r['scenario']:26} N={r['streams']:3d}  testbed {r['testbed_bps'] / 1e6:8.1f} Mbit/s  "
+        f"sim {r['sim_bps'] / 1e6:8.1f} Mbit/s  ({100 * r['error']:+5.1f} %)  "
+        f"loss testbed {r['testbed_loss']:.2e} sim {r['sim_loss']:.2e}  {'ok' if r['ok'] else 'OFF'}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Simulator vs emulated testbed: throughput and loss vs N."
+    )
+    ap.add_argument(
+        "--scenario", action="append", help="NAME or NAME@RATE (per-stream cap); repeatable"
+    )
+    ap.add_argument("--streams", default="1,2,4,8,16,32,64")
+    ap.add_argument("--seconds", type=float, default=8.0, help="duration of each transfer")
+    ap.add_argument("--json", dest="json_out", help="write the rows to this file")
+    a = ap.parse_args(argv)
+    specs = a.scenario or ["wan-1g-50ms", "lossy-1g-50ms", "wan-1g-50ms@50Mbit"]
+    ns = [int(x) for x in a.streams.split(",")]
+    rows: list[dict[str, Any]] = []
+    for spec in specs:
+        rows += calibrate_scenario(spec, ns, a.seconds)
+    ok = sum(r["ok"] for r in rows)
+    print(f"{ok}/{len(rows)} points within {100 * TOLERANCE:.0f} % on throughput")
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0 if ok == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""``xfer train CONFIG``: train the PPO stream policy in the simulator and evaluate it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+
+@click.command("train")
+@click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="runs/train",
+    show_default=True,
+    help="Directory for policy.pt, progress.csv and eval.json.",
+)
+@click.option("--seed", type=int, default=None, help="Override [ppo] seed.")
+@click.option("--timesteps", type=int, default=None, help="Override [ppo] total_timesteps.")
+@click.option(
+    "--eval/--no-eval",
+    "do_eval",
+    default=True,
+    show_default=True,
+    help="Evaluate the trained policy on held-out simulated networks.",
+)
+@click.option(
+    "--finetune",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Fine-tune this checkpoint instead of training from scratch (needs --live).",
+)
+@click.option("--live", default=None, help="Testbed scenario for live fine-tuning.")
+def train_cmd(
+    config: str | None, out_dir: str, seed: int | None, timesteps: int | None,
+    do_eval: bool, finetune: str | None, live: str | None,
+) -> None:  # fmt: skip
+    """Train the PPO stream policy on the simulator (CONFIG: configs/train/*.toml)."""
+    if finetune or live:
+        raise click.ClickException(
+            "--finetune/--live: live fine-tuning is not implemented yet (the engine has no "
+            "externally driven controller to step a real transfer MI by MI); see docs/learning.md"
+        )
+    from train.config import load_config
+    from train.trainer import train
+
+    try:
+        cfg = load_config(config, seed=seed, total_timesteps=timesteps)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    out = Path(out_dir)
+    click.echo(
+        f"training {cfg.model.kind} for {cfg.ppo.total_timesteps} MIs, seed {cfg.ppo.seed} -> {out}"
+    )
+    _, meta = train(cfg, out, echo=click.echo)
+    click.echo(f"trained in {meta['train_seconds']} s; checkpoint {out / 'policy.pt'}")
+    if do_eval:
+        from train.simeval import evaluate_checkpoint, format_table
+
+        t0 = time.monotonic()
+        result = evaluate_checkpoint(out / "policy.pt", cfg.eval_networks, cfg.eval_seed)
+        (out / "eval.json").write_text(json.dumps(result, indent=2))
+        click.echo(format_table(result))
+        click.echo(f"evaluated in {time.monotonic() - t0:.0f} s -> {out / 'eval.json'}")

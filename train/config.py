@@ -1,0 +1,140 @@
+"""Training configuration: one frozen dataclass per part, loaded from TOML with checks.
+
+A file in ``configs/train/`` has the sections ``[ppo]`` (:class:`PPOConfig`), ``[model]``
+(:class:`ModelConfig`), ``[env]`` (:class:`EnvConfig` scalars), ``[sim]`` (:class:`SimConfig`)
+and ``[features]`` (:class:`FeatureConfig`). Unknown keys are an error that names the file
+and the section.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from policy.features import FeatureConfig
+from train.env import EnvConfig
+from train.sim import SimConfig
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyperparameters (defaults: the paper's Table I where it gives a value)."""
+
+    seed: int = 0
+    """Seed of the simulator, the network initialisation and the sampling."""
+    total_timesteps: int = 1_000_000
+    """Environment steps (MIs) to train for."""
+    n_envs: int = 16
+    """Simulated transfers stepped together."""
+    n_steps: int = 250
+    """MIs per environment per rollout (batch = n_envs * n_steps)."""
+    learning_rate: float = 5e-5
+    """Adam learning rate (Table I: 0.00005)."""
+    gamma: float = 1.0
+    """Discount factor (Table I: 1)."""
+    gae_lambda: float = 0.95
+    """GAE lambda (not in Table I; RLlib's default is 1.0, SB3's 0.95)."""
+    clip_range: float = 0.3
+    """PPO clip parameter (Table I: 0.3)."""
+    clip_range_vf: float | None = 10.0
+    """Value clip (Table I: 10; SB3 clips the value change, RLlib the value loss)."""
+    target_kl: float | None = 0.01
+    """KL target (Table I: 0.01); SB3 stops the epoch loop when KL > 1.5 x target."""
+    ent_coef: float = 0.01
+    """Entropy coefficient (Table I: 0.01)."""
+    vf_coef: float = 0.5
+    """Value loss weight (shared trunk, so it matters; RLlib's default is 1.0)."""
+    n_epochs: int = 30
+    """SGD iterations per batch (Table I: 30)."""
+    batch_size: int = 1000
+    """SGD minibatch size (Table I: 1000)."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping."""
+    torch_threads: int = 1
+    """Torch threads (the machine is shared)."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The network: Table I's MLP or a small Transformer over the history."""
+
+    kind: str = "mlp"
+    """``mlp`` or ``transformer``."""
+    hidden: tuple[int, ...] = (512, 512)
+    """MLP hidden sizes (Table I: [512, 512], tanh, shared between policy and value)."""
+    d_model: int = 64
+    """Transformer width."""
+    n_heads: int = 4
+    """Transformer attention heads."""
+    n_layers: int = 2
+    """Transformer encoder layers."""
+    ff: int = 128
+    """Transformer feed-forward width."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("mlp", "transformer"):
+            raise ValueError(f"[model] kind must be 'mlp' or 'transformer', got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run needs."""
+
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    """PPO hyperparameters."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    """Network."""
+    env: EnvConfig = field(default_factory=EnvConfig)
+    """Simulated environment (includes ``sim`` and ``features``)."""
+    eval_networks: int = 100
+    """Held-out random networks for the final simulated evaluation."""
+    eval_seed: int = 1_000_003
+    """Seed of the held-out networks (never used in training)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (for checkpoints and JSON records)."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def _build(cls: Any, section: dict[str, Any], where: str) -> Any:
+    names = {f.name for f in fields(cls)}
+    unknown = set(section) - names
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(names)}")
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
+    try:
+        return cls(**kw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
+    """Read a training TOML (``None``: all defaults); ``overrides`` replace ``[ppo]`` keys."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"training config {str(p)!r}: {exc}") from exc
+    where = str(path) if path else "<defaults>"
+    allowed = {"ppo", "model", "env", "sim", "features", "train"}
+    extra = set(data) - allowed
+    if extra:
+        raise ValueError(f"{where}: unknown sections {sorted(extra)}; allowed: {sorted(allowed)}")
+    ppo = _build(PPOConfig, data.get("ppo", {}), f"{where} [ppo]")
+    ppo = replace(ppo, **{k: v for k, v in overrides.items() if v is not None})
+    model = _build(ModelConfig, data.get("model", {}), f"{where} [model]")
+    sim = _build(SimConfig, data.get("sim", {}), f"{where} [sim]")
+    feats = _build(FeatureConfig, data.get("features", {}), f"{where} [features]")
+    env_kw = dict(data.get("env", {}))
+    env = _build(EnvConfig, {**env_kw, "sim": sim, "features": feats}, f"{where} [env]")
+    train = data.get("train", {})
+    extra_train = set(train) - {"eval_networks", "eval_seed"}
+    if extra_train:
+        raise ValueError(f"{where} [train]: unknown keys {sorted(extra_train)}")
+    return TrainConfig(ppo=ppo, model=model, env=env, **train)

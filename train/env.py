@@ -1,0 +1,225 @@
+"""Gymnasium environments: the simulator (batched and single) and the design of the live one.
+
+One step = one monitoring interval. The agent sees the observation of
+:mod:`policy.features` (the same code the engine's ``ppo`` controller runs), picks one of
+the paper's five actions (+5, +1, 0, -1, -5 streams, clipped to ``[1, max_streams]``) and
+gets a reward computed from the utility U = T / K^n - T L B of the MI that followed:
+
+* ``reward = "ratio"`` (default): U_t / U*_t, where U*_t is the steady-state utility of the
+  best fixed stream count in the current simulated world. Scale-free (a 50 Mbit/s and a
+  10 Gbit/s network give the same reward for the same relative quality) and directly the
+  quantity the evaluation reports (``utility_ratio``).
+* ``reward = "paper"``: the paper's +x / y / 0 on the sign of U_t - U_{t-1}, with the dead
+  band epsilon given relative to U* (so it is scale-free too).
+
+Live environment (design; see ``docs/learning.md``): a step would be one MI of a real
+``xfer send --json-stream`` run inside ``testbeds.Testbed``; the stream target has to be
+fed back into the running sender once per MI, which needs an externally driven controller
+in the engine (e.g. ``--policy stdin``: read one target per line). Until the engine offers
+that, fine-tuning on live networks is not implemented, and :class:`LiveEnv` says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+
+from policy.features import FeatureConfig, FeatureState, step_features
+from policy.ppo import ACTIONS
+from train.sim import Measurement, NetParams, SimConfig, Simulator, utility_of
+
+F64 = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """The simulated environment: network ranges, episode shape, observation and reward."""
+
+    sim: SimConfig = field(default_factory=SimConfig)
+    """Domain randomisation of the simulator."""
+    features: FeatureConfig = field(default_factory=FeatureConfig)
+    """Observation (history length and normalisation)."""
+    episode_len: tuple[int, int] = (40, 120)
+    """Episode length range in MIs (uniform, inclusive)."""
+    p_initial_default: float = 0.6
+    """Fraction of episodes that start at ``initial_streams`` (what the controller opens)."""
+    initial_streams: int = 2
+    """Stream count opened before the first MI in most episodes (the others start uniform
+    in [1, max_streams] so that the policy also learns to go down)."""
+    reward: str = "ratio"
+    """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
+    reward_x: float = 1.0
+    """``paper`` reward: value when U rose by more than epsilon."""
+    reward_y: float = -1.0
+    """``paper`` reward: value when U fell by more than epsilon."""
+    reward_epsilon: float = 0.02
+    """``paper`` reward: dead band, as a fraction of U* (scale-free)."""
+
+    def __post_init__(self) -> None:
+        if self.reward not in ("ratio", "paper"):
+            raise ValueError(f"env reward must be 'ratio' or 'paper', got {self.reward!r}")
+        if self.features.max_streams != self.sim.max_streams:
+            raise ValueError(
+                f"features.max_streams ({self.features.max_streams}) must equal "
+                f"sim.max_streams ({self.sim.max_streams})"
+            )
+
+
+class SimVecEnv:
+    """E simulated transfers stepped together (numpy); auto-resets finished episodes.
+
+    ``step`` returns ``(obs, reward, terminated, truncated, info)`` where the first four are
+    arrays over environments; when an episode ends, ``info["final_obs"]`` holds the last
+    observation of those environments and ``obs`` already holds their new first one.
+    """
+
+    def __init__(self, n_envs: int, cfg: EnvConfig | None = None, seed: int | None = None) -> None:
+        self.cfg = cfg or EnvConfig()
+        self.n_envs = n_envs
+        self.sim = Simulator(n_envs, self.cfg.sim, seed)
+        self.rng = np.random.default_rng(None if seed is None else seed + 7919)
+        self.fstate = FeatureState.zeros(n_envs, self.cfg.features)
+        self.actions = np.asarray(ACTIONS, dtype=np.float64)
+        self.streams = np.ones(n_envs)
+        self.length = np.zeros(n_envs)
+        self.steps = np.zeros(n_envs)
+        self.u_prev = np.zeros(n_envs)
+        self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
+        self.last: Measurement | None = None
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of one observation."""
+        return self.cfg.features.obs_dim
+
+    def reset(
+        self, seed: int | None = None, params: NetParams | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Start new episodes in every environment; return the first observations."""
+        if seed is not None:
+            self.sim.rng = np.random.default_rng(seed)
+            self.rng = np.random.default_rng(seed + 7919)
+        self._reset(np.ones(self.n_envs, dtype=bool), params)
+        return self.obs.copy()
+
+    def _reset(self, mask: npt.NDArray[np.bool_], params: NetParams | None = None) -> None:
+        k = int(mask.sum())
+        c = self.cfg
+        self.sim.reset(mask, params)
+        self.fstate.reset(mask)
+        default = self.rng.random(k) < c.p_initial_default
+        n0 = np.where(
+            default, c.initial_streams, self.rng.integers(1, c.sim.max_streams, k, endpoint=True)
+        )
+        self.streams[mask] = n0
+        self.length[mask] = self.rng.integers(c.episode_len[0], c.episode_len[1], k, endpoint=True)
+        self.steps[mask] = 0
+        # The first MI runs with the initial streams before the agent decides anything.
+        m = self.sim.step(self.streams)
+        self._observe(m, mask)
+        self.u_prev[mask] = utility_of(m)[mask]
+
+    def _observe(self, m: Measurement, mask: npt.NDArray[np.bool_] | None = None) -> None:
+        """Push measurement ``m`` into the features of the environments in ``mask``."""
+        if mask is None or mask.all():
+            self.obs = self._features(self.fstate, m)
+            return
+        sub = FeatureState(
+            self.fstate.thr_max[mask], self.fstate.thr_prev[mask],
+            self.fstate.streams_prev[mask], self.fstate.hist[mask],
+        )  # fmt: skip
+        pick = Measurement(**{k: v[mask] for k, v in vars(m).items()})
+        self.obs[mask] = self._features(sub, pick)
+        self.fstate.thr_max[mask], self.fstate.thr_prev[mask] = sub.thr_max, sub.thr_prev
+        self.fstate.streams_prev[mask], self.fstate.hist[mask] = sub.streams_prev, sub.hist
+
+    def _features(self, st: FeatureState, m: Measurement) -> npt.NDArray[np.float32]:
+        return step_features(
+            st,
+            self.cfg.features,
+            m.throughput_bps,
+            m.streams,
+            m.loss_rate,
+            m.rtt_gradient,
+            m.rtt_ratio,
+        )
+
+    def step(self, action: npt.NDArray[np.integer]) -> tuple[Any, F64, Any, Any, dict[str, Any]]:
+        """Apply one action per environment, run one MI, return the batch step tuple."""
+        a = np.asarray(action, dtype=np.int64).reshape(self.n_envs)
+        self.streams = np.clip(self.streams + self.actions[a], 1, self.cfg.sim.max_streams)
+        n_opt, u_opt = self.sim.optimum()
+        m = self.sim.step(self.streams)
+        self.last = m
+        u = utility_of(m)
+        reward = self._reward(u, u_opt)
+        self.u_prev = u
+        self._observe(m)
+        self.steps += 1
+        truncated = self.steps >= self.length
+        terminated = np.zeros(self.n_envs, dtype=bool)
+        info: dict[str, Any] = {
+            "utility": u,
+            "u_opt": u_opt,
+            "n_opt": n_opt,
+            "streams": self.streams.copy(),
+        }
+        if truncated.any():
+            info["final_obs"] = self.obs[truncated].copy()
+            self._reset(truncated)
+        return self.obs.copy(), reward, terminated, truncated, info
+
+    def _reward(self, u: F64, u_opt: F64) -> F64:
+        scale = np.maximum(np.abs(u_opt), 1e-6)
+        if self.cfg.reward == "ratio":
+            return np.clip(u / scale, -2.0, 1.5)
+        du = (u - self.u_prev) / scale
+        eps = self.cfg.reward_epsilon
+        return np.where(du > eps, self.cfg.reward_x, np.where(du < -eps, self.cfg.reward_y, 0.0))
+
+
+class XferSimEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
+    """One simulated transfer as a standard gymnasium environment (passes ``check_env``)."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, cfg: EnvConfig | None = None) -> None:
+        self.cfg = cfg or EnvConfig()
+        self.vec = SimVecEnv(1, self.cfg)
+        d = self.cfg.features.obs_dim
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(d,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(len(ACTIONS))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
+        super().reset(seed=seed)
+        s = seed if seed is not None else int(self.np_random.integers(2**31))
+        self.vec.reset(seed=s)
+        self._len = int(self.vec.length[0])
+        self.vec.length[0] = np.inf  # truncation is handled here, without auto-reset
+        self._t = 0
+        return self.vec.obs[0].copy(), {"streams": int(self.vec.streams[0])}
+
+    def step(
+        self, action: np.int64
+    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        obs, r, _, _, info = self.vec.step(np.array([int(action)]))
+        self._t += 1
+        out = {"streams": int(info["streams"][0]), "utility": float(info["utility"][0])}
+        return obs[0], float(r[0]), False, self._t >= self._len, out
+
+
+class LiveEnv:
+    """A step = one MI of a real transfer in an emulated testbed. Not implemented yet: the
+    engine needs an externally driven controller (see the module docstring)."""
+
+    def __init__(self, scenario: str, cfg: EnvConfig | None = None) -> None:
+        raise NotImplementedError(
+            f"live environment for scenario {scenario!r}: needs an engine controller that takes "
+            "its stream target from outside (e.g. `xfer send --policy stdin`); see docs/learning.md"
+        )

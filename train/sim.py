@@ -1,0 +1,356 @@
+"""A fast, vectorized model of N parallel TCP streams sharing a bottleneck, at MI granularity.
+
+Every array has one entry per environment (shape ``(E,)``); one :meth:`Simulator.step` moves
+all E environments by one monitoring interval. The model (see ``docs/learning.md``):
+
+* **Bottleneck**: capacity C (goodput efficiency 0.95 for headers), a drop-tail queue of
+  ``buffer_frac`` x BDP, non-responsive on/off background load taking a fraction of C, and
+  optionally a competing TCP transfer with its own streams (on/off as well).
+* **Per-stream limits**: the pacing cap (the paper's 50 Mbit/s throttling), the socket
+  buffer (``wmax / RTT``) and, for loss-based congestion control, the Mathis limit under
+  random loss (``k * 1.22 * MSS / (RTT * sqrt(p))``, k = 1 for reno, 1.75 for cubic; BBR
+  ignores random loss).
+* **Sharing**: water-filling of the bottleneck among all streams (TCP per-flow fairness).
+  A saturated link with few loss-based streams and a shallow buffer is under-used
+  (``1 - a (1 - buffer_frac sqrt(N))^2``, the sawtooth), which is why a few streams help
+  even without caps.
+* **Congestion loss** when saturated: the Mathis relation solved for the loss rate that holds
+  each stream at its share, ``p = (k 1.22 MSS N / (C RTT))^2`` (grows with N^2); BBR:
+  a loss rate growing with log N in shallow buffers. **RTT** = base + queue delay, the queue
+  filling with load and stream count.
+* **Dynamics and noise**: new streams ramp up over a few RTTs (slow start), the capacity
+  may change once mid-episode, throughput has multiplicative noise, losses are Poisson
+  counts of segments, RTT samples are noisy.
+
+It also knows the truth: :meth:`Simulator.steady` gives the steady-state throughput and
+loss for any stream count, so :meth:`Simulator.optimum` finds the best fixed N and its
+utility U* (used to normalise the reward and to evaluate policies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import numpy.typing as npt
+
+from policy.signals import SignalVector
+from policy.utility import UtilityConfig
+
+F64 = npt.NDArray[np.float64]
+MSS_BITS = 1448 * 8
+EFFICIENCY = 0.95
+CC_NAMES = ("reno", "cubic", "bbr")
+_MATHIS_K = np.array([1.0, 1.75, np.inf])
+_SAWTOOTH_A = np.array([0.25, 0.15, 0.05])
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """Domain randomisation ranges of the simulator (one draw per episode and environment)."""
+
+    capacity_bps: tuple[float, float] = (50e6, 10e9)
+    """Bottleneck capacity range, drawn log-uniformly."""
+    rtt_ms: tuple[float, float] = (2.0, 200.0)
+    """Base RTT range, drawn log-uniformly."""
+    loss: tuple[float, float] = (1e-5, 1e-2)
+    """Random loss range (log-uniform) for the environments that have random loss."""
+    p_no_loss: float = 0.35
+    """Fraction of environments without random loss."""
+    p_stream_cap: float = 0.4
+    """Fraction of environments with a per-stream pacing cap."""
+    cap_divisor: tuple[float, float] = (1.5, 45.0)
+    """Capped environments: cap = capacity / U(divisor), so the knee lies at 2..45 streams."""
+    p_cap_50mbit: float = 0.25
+    """Of the capped environments, the fraction capped at exactly 50 Mbit/s (the paper)."""
+    wmax_bytes: tuple[float, float] = (4e6, 64e6)
+    """Socket buffer maximum range (log-uniform): the per-stream window limit."""
+    buffer_frac: tuple[float, float] = (0.1, 1.0)
+    """Bottleneck queue size as a fraction of the BDP."""
+    cc_probs: tuple[float, float, float] = (0.15, 0.55, 0.30)
+    """Probabilities of reno, cubic, bbr."""
+    p_background: float = 0.5
+    """Fraction of environments with on/off non-responsive background load."""
+    background_load: tuple[float, float] = (0.05, 0.8)
+    """Background load when on, fraction of capacity."""
+    p_competing: float = 0.35
+    """Fraction of environments with a competing TCP transfer (on/off)."""
+    competing_streams: tuple[int, int] = (1, 16)
+    """Streams of the competing transfer."""
+    p_capacity_change: float = 0.3
+    """Fraction of environments whose capacity changes once mid-episode."""
+    capacity_change: tuple[float, float] = (0.25, 4.0)
+    """Factor of the capacity change (log-uniform; result clipped to the capacity range)."""
+    noise: tuple[float, float] = (0.005, 0.06)
+    """Relative throughput measurement noise (standard deviation) range."""
+    loss_scale: tuple[float, float] = (0.5, 2.0)
+    """Multiplier on congestion loss (log-uniform): uncertainty of the loss model."""
+    max_streams: int = 64
+    """Largest stream count (the optimum search and the action clip)."""
+    mi_s: float = 1.0
+    """Monitoring interval, seconds."""
+
+
+@dataclass
+class NetParams:
+    """One drawn network per environment (arrays of shape ``(E,)``)."""
+
+    capacity: F64
+    rtt: F64
+    loss: F64
+    cap: F64
+    wmax: F64
+    buffer: F64
+    cc: npt.NDArray[np.int64]
+    bg_level: F64
+    bg_on_p: F64
+    bg_off_p: F64
+    comp_streams: F64
+    cap_change_t: F64
+    cap_change_f: F64
+    noise: F64
+    loss_scale: F64
+
+    def take(self, i: int) -> dict[str, float]:
+        """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
+        return {f.name: float(getattr(self, f.name)[i]) for f in fields(self)}
+
+
+@dataclass
+class Measurement:
+    """What one MI measured, per environment (the :class:`SignalVector` fields as arrays)."""
+
+    throughput_bps: F64
+    loss_rate: F64
+    rtt_ms: F64
+    min_rtt_ms: F64
+    rtt_gradient: F64
+    rtt_ratio: F64
+    streams: F64
+    retrans_segs: F64
+    data_segs_out: F64
+
+    def signal(self, i: int, t: float, mi_s: float) -> SignalVector:
+        """Environment ``i``'s measurement as the engine's :class:`SignalVector`."""
+        thr = float(self.throughput_bps[i])
+        return SignalVector(
+            t=t,
+            mi_s=mi_s,
+            streams=int(self.streams[i]),
+            throughput_bps=thr,
+            goodput_bps=thr,
+            loss_rate=float(self.loss_rate[i]),
+            rtt_ms=float(self.rtt_ms[i]),
+            min_rtt_ms=float(self.min_rtt_ms[i]),
+            rtt_gradient=float(self.rtt_gradient[i]),
+            rtt_ratio=float(self.rtt_ratio[i]),
+            bytes_acked=int(thr * mi_s / 8),
+            retrans_segs=int(self.retrans_segs[i]),
+            data_segs_out=int(self.data_segs_out[i]),
+        )
+
+
+def _logu(rng: np.random.Generator, lo: float, hi: float, n: int) -> F64:
+    return np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+
+
+def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams:
+    """Draw ``n`` random networks from the ranges in ``cfg``."""
+    cap = _logu(rng, *cfg.capacity_bps, n)
+    capped = rng.random(n) < cfg.p_stream_cap
+    per_stream = cap / rng.uniform(*cfg.cap_divisor, n)
+    per_stream = np.where(rng.random(n) < cfg.p_cap_50mbit, 50e6, per_stream)
+    has_bg = rng.random(n) < cfg.p_background
+    has_comp = rng.random(n) < cfg.p_competing
+    changes = rng.random(n) < cfg.p_capacity_change
+    return NetParams(
+        capacity=cap,
+        rtt=_logu(rng, *cfg.rtt_ms, n) / 1e3,
+        loss=np.where(rng.random(n) < cfg.p_no_loss, 0.0, _logu(rng, *cfg.loss, n)),
+        cap=np.where(capped, np.maximum(per_stream, 2e6), np.inf),
+        wmax=_logu(rng, *cfg.wmax_bytes, n),
+        buffer=rng.uniform(*cfg.buffer_frac, n),
+        cc=rng.choice(3, size=n, p=np.asarray(cfg.cc_probs)),
+        bg_level=np.where(has_bg, rng.uniform(*cfg.background_load, n), 0.0),
+        bg_on_p=rng.uniform(0.02, 0.15, n),
+        bg_off_p=rng.uniform(0.02, 0.15, n),
+        comp_streams=np.where(has_comp, rng.integers(*cfg.competing_streams, n, endpoint=True), 0),
+        cap_change_t=np.where(changes, rng.uniform(8, 80, n), np.inf),
+        cap_change_f=_logu(rng, *cfg.capacity_change, n),
+        noise=rng.uniform(*cfg.noise, n),
+        loss_scale=_logu(rng, *cfg.loss_scale, n),
+    )
+
+
+def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
+    """A deterministic network (no randomness) for tests and named evaluation settings.
+
+    Defaults: 1 Gbit/s, 40 ms, no loss, no cap, 16 MB socket buffer, buffer 0.5 BDP, cubic,
+    no background, no competition, no capacity change, 1 % noise.
+    """
+    base: dict[str, float] = dict(
+        capacity=1e9, rtt=0.04, loss=0.0, cap=np.inf, wmax=16e6, buffer=0.5, cc=1,
+        bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, cap_change_t=np.inf,
+        cap_change_f=1.0, noise=0.01, loss_scale=1.0,
+    )  # fmt: skip
+    unknown = set(values) - set(base)
+    if unknown:
+        raise ValueError(f"fixed_params: unknown network parameters {sorted(unknown)}")
+    base.update(values)
+    arrays = {
+        k: np.full(n_envs, v, dtype=np.int64 if k == "cc" else np.float64) for k, v in base.items()
+    }
+    return NetParams(**arrays)  # type: ignore[arg-type]
+
+
+def steady(
+    p: NetParams, capacity: F64, bg_on: F64, comp_on: F64, n: F64
+) -> tuple[F64, F64, F64, F64]:
+    """Steady state for stream counts ``n`` (shape ``(E,)`` or ``(E, K)``).
+
+    Returns (our throughput bit/s, loss rate, RTT s, our per-stream demand limit bit/s).
+    """
+    col = (lambda a: a[:, None]) if n.ndim == 2 else (lambda a: a)
+    rtt, cc, beta = col(p.rtt), col(p.cc), col(p.buffer)
+    c_avail = col(capacity * EFFICIENCY * (1.0 - p.bg_level * bg_on))
+    mathis = np.where(
+        col(p.loss) > 0,
+        _MATHIS_K[cc] * 1.22 * MSS_BITS / (rtt * np.sqrt(np.maximum(col(p.loss), 1e-12))),
+        np.inf,
+    )
+    r_comp = np.minimum(col(p.wmax) * 8 / rtt, mathis)
+    r = np.minimum(col(p.cap), r_comp)
+    m = col(p.comp_streams * comp_on)
+    n_tot = n + m
+    sat_util = (
+        1.0 - _SAWTOOTH_A[cc] * np.maximum(0.0, 1.0 - beta * np.sqrt(np.maximum(n_tot, 1))) ** 2
+    )
+    c_sat = c_avail * sat_util
+    demand = n * r + m * r_comp
+    saturated = demand > c_sat
+    share = c_sat / np.maximum(n_tot, 1)
+    ours_sat = np.where(
+        share <= np.minimum(r, r_comp),
+        n * share,
+        np.where(r <= r_comp, n * r, np.maximum(c_sat - m * r_comp, 0.0)),
+    )
+    ours = np.where(saturated, np.minimum(ours_sat, n * r), n * r)
+    # Congestion loss and queueing.
+    k = np.where(cc == 2, 1.0, _MATHIS_K[np.minimum(cc, 1)])
+    p_loss_based = (k * 1.22 * MSS_BITS * n_tot / (c_sat * rtt)) ** 2
+    p_bbr = 0.003 * np.maximum(0.0, 1.5 - beta) * np.log2(1.0 + n_tot)
+    p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
+    loss = np.clip(col(p.loss) + p_cong, 0.0, 0.3)
+    rho = np.minimum(demand / c_avail, 1.0)
+    fill_sat = np.where(
+        cc == 2, np.minimum(1.0, 0.2 + 0.05 * n_tot), 1.0 - 0.5 / np.sqrt(np.maximum(n_tot, 1))
+    )
+    fill = np.where(saturated, fill_sat, 0.3 * rho**8)
+    return ours, loss, rtt * (1.0 + beta * fill), r
+
+
+class Simulator:
+    """E environments stepped together, one MI per :meth:`step`."""
+
+    def __init__(self, n_envs: int, cfg: SimConfig | None = None, seed: int | None = None) -> None:
+        self.cfg = cfg or SimConfig()
+        self.n_envs = n_envs
+        self.rng = np.random.default_rng(seed)
+        self.ucfg = UtilityConfig()
+        self.params = sample_params(self.cfg, self.rng, n_envs)
+        z = np.zeros(n_envs)
+        self.t, self.n, self.rate, self.rtt_prev = z.copy(), z.copy(), z.copy(), z.copy()
+        self.min_rtt, self.bg_on, self.comp_on = z.copy(), z.copy(), z.copy()
+        self.capacity = self.params.capacity.copy()
+
+    def reset(self, mask: npt.NDArray[np.bool_], params: NetParams | None = None) -> None:
+        """Start a new episode in the environments of ``mask`` (new random network unless
+        ``params`` gives one for each selected environment)."""
+        k = int(mask.sum())
+        if k == 0:
+            return
+        new = params or sample_params(self.cfg, self.rng, k)
+        for f in fields(NetParams):
+            getattr(self.params, f.name)[mask] = getattr(new, f.name)
+        self.t[mask] = 0.0
+        self.n[mask] = 0.0
+        self.rate[mask] = 0.0
+        self.rtt_prev[mask] = self.params.rtt[mask]
+        self.min_rtt[mask] = np.inf
+        self.capacity[mask] = self.params.capacity[mask]
+        self.bg_on[mask] = (self.rng.random(k) < 0.5) * (self.params.bg_level[mask] > 0)
+        self.comp_on[mask] = (self.rng.random(k) < 0.5) * (self.params.comp_streams[mask] > 0)
+
+    def _advance_world(self) -> None:
+        """Background on/off, competing transfer on/off, the capacity change."""
+        p, u = self.params, self.rng.random((2, self.n_envs))
+        self.bg_on = np.where(self.bg_on > 0, u[0] >= p.bg_off_p, u[0] < p.bg_on_p) * (
+            p.bg_level > 0
+        )
+        flip = u[1] < 0.025
+        self.comp_on = np.where(flip, 1.0 - self.comp_on, self.comp_on) * (p.comp_streams > 0)
+        change = (self.t >= p.cap_change_t) & (self.t - 1.0 < p.cap_change_t)
+        lo, hi = self.cfg.capacity_bps
+        self.capacity = np.where(
+            change, np.clip(p.capacity * p.cap_change_f, lo, hi), self.capacity
+        )
+
+    def step(self, streams: npt.NDArray[np.integer] | F64) -> Measurement:
+        """Run one MI with ``streams`` streams in each environment; return what it measured."""
+        mi = self.cfg.mi_s
+        self._advance_world()
+        n = np.clip(np.asarray(streams, dtype=np.float64), 1, self.cfg.max_streams)
+        target, loss, rtt, r = steady(self.params, self.capacity, self.bg_on, self.comp_on, n)
+        # New streams ramp up (slow start) over a few RTTs; closed streams stop at once.
+        pkts = np.maximum(np.minimum(r, target / n) * self.params.rtt / MSS_BITS / 10.0, 2.0)
+        tau = 0.5 * self.params.rtt * np.log2(pkts)
+        grow = target > self.rate
+        decay = np.exp(-mi / tau)
+        mean_rate = np.where(grow, target - (target - self.rate) * tau / mi * (1.0 - decay), target)
+        self.rate = np.where(grow, target - (target - self.rate) * decay, target)
+        thr = mean_rate * np.maximum(
+            1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
+        )
+        segs = np.maximum(thr * mi / MSS_BITS, 1.0)
+        lost = self.rng.poisson(np.minimum(segs * loss, 1e9))
+        rtt_meas = rtt * (1.0 + 0.02 * np.abs(self.rng.standard_normal(self.n_envs)))
+        floor = self.params.rtt * (1.0 + 0.01 * self.rng.random(self.n_envs))
+        self.min_rtt = np.minimum(self.min_rtt, np.minimum(floor, rtt_meas))
+        grad = (rtt_meas - self.rtt_prev) / (2.0 * mi) + 0.001 * self.rng.standard_normal(
+            self.n_envs
+        )
+        self.rtt_prev = rtt_meas
+        self.t += mi
+        self.n = n
+        return Measurement(
+            throughput_bps=thr,
+            loss_rate=lost / segs,
+            rtt_ms=rtt_meas * 1e3,
+            min_rtt_ms=self.min_rtt * 1e3,
+            rtt_gradient=grad,
+            rtt_ratio=rtt_meas / self.min_rtt,
+            streams=n,
+            retrans_segs=lost.astype(np.float64),
+            data_segs_out=segs,
+        )
+
+    def utility_curve(self) -> tuple[F64, F64]:
+        """Steady-state utility for N = 1..max_streams in the current world: ``(E, K)`` and N."""
+        ns = np.arange(1, self.cfg.max_streams + 1, dtype=np.float64)
+        grid = np.broadcast_to(ns, (self.n_envs, ns.size))
+        thr, loss, _, _ = steady(self.params, self.capacity, self.bg_on, self.comp_on, grid)
+        t = thr / self.ucfg.unit_bps
+        return t / self.ucfg.k**grid - t * loss * self.ucfg.b, ns
+
+    def optimum(self) -> tuple[F64, F64]:
+        """Best fixed stream count and its steady-state utility U*, per environment."""
+        u, ns = self.utility_curve()
+        i = np.argmax(u, axis=1)
+        return ns[i], u[np.arange(self.n_envs), i]
+
+
+def utility_of(m: Measurement, cfg: UtilityConfig | None = None) -> F64:
+    """Utility of each environment's measurement (same formula as ``policy.utility``)."""
+    c = cfg or UtilityConfig()
+    t = m.throughput_bps / c.unit_bps
+    return t / c.k**m.streams - t * m.loss_rate * c.b

@@ -1,0 +1,180 @@
+"""Evaluation of a policy in the simulator against the best fixed stream count.
+
+Each network is simulated in lock-step as ``1 + max_streams`` copies that share one world
+(background, competition, capacity changes): copy 0 runs the controller under test through
+the engine's own code path (``Controller.decide`` on :class:`SignalVector`), copy ``N`` runs
+``N`` fixed streams. Per network:
+
+* ``utility_ratio``: the controller's mean utility / the best fixed N's mean utility;
+* ``time_to_n_opt``: MIs until the controller first runs >= (steady-state optimum - 2)
+  streams (the paper-fig1 check: 1 Gbit/s, 40 ms, 50 Mbit/s cap, optimum ~20);
+* ``time_to_optimum_s``: the issue's definition, first time from which the 3-MI moving
+  average of throughput stays within 10 % of the best fixed throughput;
+* mean throughput of the controller and of the best fixed N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from policy.base import Controller, ControllerConfig
+from train.sim import F64, NetParams, SimConfig, Simulator, fixed_params, sample_params, utility_of
+
+NAMED: dict[str, dict[str, float]] = {
+    "paper-fig1 (1G 40ms cap50M)": dict(capacity=1e9, rtt=0.04, cap=50e6),
+    "1G 40ms no cap": dict(capacity=1e9, rtt=0.04),
+    "10G 100ms 16MB buffers": dict(capacity=10e9, rtt=0.1, wmax=16e6),
+    "10G 2ms": dict(capacity=10e9, rtt=0.002),
+    "100M 200ms loss 0.1% reno": dict(capacity=100e6, rtt=0.2, loss=1e-3, cc=0),
+    "1G 100ms loss 1% cubic": dict(capacity=1e9, rtt=0.1, loss=1e-2),
+    "10G 50ms bbr 8MB": dict(capacity=10e9, rtt=0.05, cc=2, wmax=8e6),
+    "500M 20ms cap20M": dict(capacity=500e6, rtt=0.02, cap=20e6),
+    "1G 40ms bg 50%": dict(capacity=1e9, rtt=0.04, bg_level=0.5, bg_on_p=1.0, bg_off_p=0.0),
+    "1G 40ms cap50M competing 8": dict(capacity=1e9, rtt=0.04, cap=50e6, comp_streams=8),
+}
+
+
+class SyncedSimulator(Simulator):
+    """Groups of ``group`` consecutive environments share the world of their first one."""
+
+    def __init__(self, n_groups: int, group: int, cfg: SimConfig, seed: int) -> None:
+        super().__init__(n_groups * group, cfg, seed)
+        self.group = group
+
+    def _advance_world(self) -> None:
+        super()._advance_world()
+        g = self.group
+        for name in ("bg_on", "comp_on", "capacity"):
+            a = getattr(self, name).reshape(-1, g)
+            a[:] = a[:, :1]
+
+
+def _repeat(p: NetParams, g: int) -> NetParams:
+    return NetParams(**{k: np.repeat(v, g) for k, v in vars(p).items()})
+
+
+def run_episodes(
+    make: Callable[[], Controller], params: NetParams, episode_len: int, seed: int
+) -> dict[str, F64]:
+    """Simulate every network of ``params`` with the controller and with every fixed N."""
+    cfg = SimConfig()
+    k = cfg.max_streams
+    b, g = len(params.capacity), k + 1
+    sim = SyncedSimulator(b, g, cfg, seed)
+    sim.reset(np.ones(b * g, dtype=bool), _repeat(params, g))
+    for name in ("bg_on", "comp_on"):
+        a = getattr(sim, name).reshape(-1, g)
+        a[:] = a[:, :1]
+    ctrls = [make() for _ in range(b)]
+    streams = np.tile(np.arange(0, g, dtype=np.float64), b).reshape(b, g)
+    streams[:, 0] = [c.initial() for c in ctrls]
+    u = np.zeros((episode_len, b, g))
+    thr = np.zeros((episode_len, b, g))
+    n_hist = np.zeros((episode_len, b))
+    n_opt = sim.optimum()[0].reshape(b, g)[:, 0]
+    for t in range(episode_len):
+        m = sim.step(streams.reshape(-1))
+        u[t] = utility_of(m).reshape(b, g)
+        thr[t] = m.throughput_bps.reshape(b, g)
+        n_hist[t] = streams[:, 0]
+        for i, c in enumerate(ctrls):
+            streams[i, 0] = c.decide(m.signal(i * g, float(t + 1), cfg.mi_s))
+    return {"u": u, "thr": thr, "streams": n_hist, "n_opt": n_opt}
+
+
+def _time_to_optimum(thr: F64, best: float) -> float:
+    avg = np.convolve(thr, np.ones(3) / 3, mode="valid")
+    ok = avg >= 0.9 * best
+    bad = np.flatnonzero(~ok)
+    if bad.size == 0:
+        return 3.0
+    last_bad = int(bad[-1])
+    return float(last_bad + 4) if last_bad + 1 < ok.size else float("inf")
+
+
+def summarise(r: dict[str, F64], i: int) -> dict[str, Any]:
+    """One network's row of the evaluation table."""
+    u, thr, n = r["u"][:, i], r["thr"][:, i], r["streams"][:, i]
+    mean_u = u.mean(axis=0)
+    best_n = int(np.argmax(mean_u[1:])) + 1
+    best_u = float(mean_u[best_n])
+    best_thr = float(thr[:, 1:].mean(axis=0).max())
+    n_opt = float(r["n_opt"][i])
+    reach = np.flatnonzero(n >= n_opt - 2)
+    return {
+        "utility_ratio": float(mean_u[0] / best_u) if best_u > 0 else float("nan"),
+        "best_fixed_n": best_n,
+        "n_opt_steady": int(n_opt),
+        "final_streams": float(n[-10:].mean()),
+        "time_to_n_opt": int(reach[0]) if reach.size else None,
+        "time_to_optimum_s": _time_to_optimum(thr[:, 0], best_thr),
+        "mean_throughput_bps": float(thr[:, 0].mean()),
+        "best_fixed_throughput_bps": best_thr,
+    }
+
+
+def evaluate(
+    make: Callable[[], Controller], n_networks: int, seed: int, episode_len: int = 60
+) -> dict[str, Any]:
+    """Named settings plus ``n_networks`` held-out random networks."""
+    named_p = [fixed_params(1, **kw) for kw in NAMED.values()]
+    params = NetParams(
+        **{k: np.concatenate([getattr(p, k) for p in named_p]) for k in vars(named_p[0])}
+    )
+    r = run_episodes(make, params, episode_len, seed)
+    named = [{"network": name, **summarise(r, i)} for i, name in enumerate(NAMED)]
+    rng = np.random.default_rng(seed)
+    rand = sample_params(SimConfig(), rng, n_networks)
+    rr = run_episodes(make, rand, episode_len, seed + 1)
+    rows = [summarise(rr, i) for i in range(n_networks)]
+    ratios = np.array([x["utility_ratio"] for x in rows])
+    ratios = ratios[np.isfinite(ratios)]
+    return {
+        "episode_len": episode_len,
+        "seed": seed,
+        "named": named,
+        "random": {
+            "networks": n_networks,
+            "utility_ratio_mean": float(ratios.mean()),
+            "utility_ratio_median": float(np.median(ratios)),
+            "utility_ratio_p10": float(np.percentile(ratios, 10)),
+            "fraction_ge_0.9": float((ratios >= 0.9).mean()),
+        },
+    }
+
+
+def evaluate_checkpoint(
+    path: str | Path, n_networks: int = 100, seed: int = 1_000_003
+) -> dict[str, Any]:
+    """:func:`evaluate` for the ``ppo`` controller loaded from ``path``."""
+    from policy.ppo import PPOController
+
+    cfg = ControllerConfig(max_streams=SimConfig().max_streams)
+    return {
+        "policy": f"ppo:{path}",
+        **evaluate(lambda: PPOController(str(path), cfg), n_networks, seed),
+    }
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """A plain-text table of an evaluation result (also pasted into docs/learning.md)."""
+    lines = [
+        f"{'network':32} {'U/U*best':>8} {'bestN':>5} {'final N':>7} {'t->N*':>5} {'t_opt':>5} {'Mbit/s':>8}",
+    ]
+    for row in result["named"]:
+        lines.append(
+            f"{row['network']:32} {row['utility_ratio']:8.3f} {row['best_fixed_n']:5d} "
+            f"{row['final_streams']:7.1f} {str(row['time_to_n_opt']):>5} "
+            f"{row['time_to_optimum_s']:5.0f} {row['mean_throughput_bps'] / 1e6:8.1f}"
+        )
+    rnd = result["random"]
+    lines.append(
+        f"{rnd['networks']} held-out random networks: utility ratio mean {rnd['utility_ratio_mean']:.3f}, "
+        f"median {rnd['utility_ratio_median']:.3f}, p10 {rnd['utility_ratio_p10']:.3f}, "
+        f">= 0.9 in {100 * rnd['fraction_ge_0.9']:.0f} %"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,228 @@
+"""PPO training with Stable-Baselines3 on the simulator, exported to our checkpoint format.
+
+The shared trunk of Table I is an SB3 features extractor (``share_features_extractor=True``,
+``net_arch=[]``), so SB3's ``action_net`` and ``value_net`` are exactly our ``pi`` and
+``v`` heads; :func:`export` copies the weights into :class:`policy.ppo.ActorCritic`, which
+loads without SB3. The simulator is stepped in batch through :class:`SB3SimVecEnv`.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from stable_baselines3 import PPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from policy.ppo import (
+    ACTIONS,
+    ActorCritic,
+    build_trunk,
+    mlp_arch,
+    save_checkpoint,
+    transformer_arch,
+)
+from train.config import TrainConfig
+from train.env import SimVecEnv
+
+
+class SB3SimVecEnv(VecEnv):
+    """:class:`SimVecEnv` behind SB3's ``VecEnv`` interface (truncation-aware)."""
+
+    def __init__(self, env: SimVecEnv) -> None:
+        self.env = env
+        d = env.obs_dim
+        space = gym.spaces.Box(-1.0, 1.0, shape=(d,), dtype=np.float32)
+        super().__init__(env.n_envs, space, gym.spaces.Discrete(len(ACTIONS)))
+        self._actions = np.zeros(env.n_envs, dtype=np.int64)
+        self._ep_ret = np.zeros(env.n_envs)
+        self._ep_len = np.zeros(env.n_envs, dtype=np.int64)
+        self._seed: int | None = None
+
+    def reset(self) -> np.ndarray:
+        self._ep_ret[:] = 0
+        self._ep_len[:] = 0
+        obs = self.env.reset(seed=self._seed)
+        self._seed = None
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        obs, reward, _, truncated, info = self.env.step(self._actions)
+        self._ep_ret += reward
+        self._ep_len += 1
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if truncated.any():
+            final = info["final_obs"]
+            for j, i in enumerate(np.flatnonzero(truncated)):
+                infos[i] = {
+                    "terminal_observation": final[j],
+                    "TimeLimit.truncated": True,
+                    "episode": {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]), "t": 0.0},
+                }
+            self._ep_ret[truncated] = 0
+            self._ep_len[truncated] = 0
+        return obs, reward.astype(np.float32), truncated.copy(), infos
+
+    def close(self) -> None:
+        return None
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        self._seed = seed
+        return [seed] * self.num_envs
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self.env, attr_name)] * self.num_envs
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self.env, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any
+    ) -> list[Any]:
+        raise NotImplementedError("SB3SimVecEnv has no per-environment methods")
+
+    def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+        return [False] * self.num_envs
+
+
+class TrunkExtractor(BaseFeaturesExtractor):
+    """Our trunk (MLP or Transformer) as SB3's shared features extractor."""
+
+    def __init__(self, observation_space: gym.spaces.Box, arch: dict[str, Any]) -> None:
+        trunk = build_trunk(arch)
+        super().__init__(observation_space, trunk.out_dim)
+        self.trunk = trunk
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.trunk(observations)
+        return out
+
+
+def arch_of(cfg: TrainConfig) -> dict[str, Any]:
+    """The checkpoint arch dict for a training config."""
+    m, f = cfg.model, cfg.env.features
+    if m.kind == "mlp":
+        return mlp_arch(f, m.hidden)
+    return transformer_arch(f, m.d_model, m.n_heads, m.n_layers, m.ff)
+
+
+def make_model(cfg: TrainConfig, venv: VecEnv, out: Path | None) -> PPO:
+    """An SB3 PPO with our shared trunk and the config's hyperparameters."""
+    p = cfg.ppo
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=p.learning_rate,
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range,
+        clip_range_vf=p.clip_range_vf,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        target_kl=p.target_kl,
+        seed=p.seed,
+        device="cpu",
+        verbose=0,
+        policy_kwargs={
+            "features_extractor_class": TrunkExtractor,
+            "features_extractor_kwargs": {"arch": arch_of(cfg)},
+            "share_features_extractor": True,
+            "net_arch": [],
+        },
+    )
+    if out is not None:
+        model.set_logger(configure(str(out), ["csv"]))
+    return model
+
+
+def export(model: PPO, arch: dict[str, Any]) -> ActorCritic:
+    """Copy an SB3 model's weights into our :class:`ActorCritic` (no SB3 needed to load)."""
+    net = ActorCritic(arch)
+    pol = model.policy
+    net.trunk.load_state_dict(pol.features_extractor.trunk.state_dict())  # type: ignore[union-attr]
+    net.pi.load_state_dict(pol.action_net.state_dict())
+    net.v.load_state_dict(pol.value_net.state_dict())
+    net.eval()
+    obs = torch.zeros(4, int(arch["obs_dim"]))
+    obs[1:] = torch.rand(3, int(arch["obs_dim"]))
+    with torch.no_grad():
+        logits, _ = net(obs)
+        ref = pol.get_distribution(obs).distribution.logits  # type: ignore[union-attr]
+    if not torch.allclose(torch.log_softmax(logits, -1), ref, atol=1e-5):
+        raise RuntimeError("export: exported network disagrees with the SB3 policy")
+    return net
+
+
+class ProgressLog(BaseCallback):
+    """Prints a one-line progress report every ``every_s`` seconds and counts episodes."""
+
+    def __init__(self, every_s: float = 30.0, echo: Any = None) -> None:
+        super().__init__()
+        self.every_s, self.echo = every_s, echo
+        self.t0 = self.last = time.monotonic()
+        self.returns: list[float] = []
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", []):
+            if "episode" in info:
+                self.returns.append(info["episode"]["r"] / max(info["episode"]["l"], 1))
+        now = time.monotonic()
+        if self.echo and now - self.last >= self.every_s:
+            self.last = now
+            recent = self.returns[-200:]
+            mean = float(np.mean(recent)) if recent else float("nan")
+            self.echo(
+                f"  {self.num_timesteps:>9} steps  {now - self.t0:6.0f} s  mean reward/MI {mean:.3f}"
+            )
+        return True
+
+
+def train(cfg: TrainConfig, out: Path, echo: Any = None) -> tuple[ActorCritic, dict[str, Any]]:
+    """Train from scratch; write ``out/policy.pt`` and ``out/progress.csv``; return the net
+    and the training metadata."""
+    torch.set_num_threads(cfg.ppo.torch_threads)
+    out.mkdir(parents=True, exist_ok=True)
+    venv = SB3SimVecEnv(SimVecEnv(cfg.ppo.n_envs, cfg.env, seed=cfg.ppo.seed))
+    venv.seed(cfg.ppo.seed)
+    model = make_model(cfg, venv, out)
+    cb = ProgressLog(echo=echo)
+    t0 = time.monotonic()
+    model.learn(total_timesteps=cfg.ppo.total_timesteps, callback=cb)
+    seconds = time.monotonic() - t0
+    arch = arch_of(cfg)
+    net = export(model, arch)
+    meta = {
+        "config": cfg.to_dict(),
+        "seed": cfg.ppo.seed,
+        "timesteps": int(model.num_timesteps),
+        "train_seconds": round(seconds, 1),
+        "torch": torch.__version__,
+        "final_mean_reward_per_mi": float(np.mean(cb.returns[-200:])) if cb.returns else None,
+    }
+    save_checkpoint(out / "policy.pt", net, meta, cfg.env.initial_streams)
+    _curve_summary(out)
+    return net, meta
+
+
+def _curve_summary(out: Path) -> None:
+    """Keep ``progress.csv`` (SB3's CSV logger) as the training curve; nothing else to do
+    unless it is missing, in which case write an empty one so that tooling finds a file."""
+    p = out / "progress.csv"
+    if not p.exists():
+        with p.open("w", newline="") as f:
+            csv.writer(f).writerow(["time/total_timesteps"])
