@@ -118,6 +118,12 @@ class TcpInfo:
         """True when the kernel gave at least the RTT and the byte counters."""
         return self.rtt_us is not None and self.bytes_acked is not None
 
+    def stalled(self, after_ms: int) -> bool:
+        """Data in flight and no ACK for ``after_ms`` milliseconds (a dead path); False if unknown."""
+        if self.unacked is None or self.last_ack_recv_ms is None:
+            return False
+        return self.unacked > 0 and self.last_ack_recv_ms >= after_ms
+
 
 UNKNOWN_TCP_INFO = TcpInfo()
 """The value returned when ``TCP_INFO`` could not be read at all."""

@@ -27,7 +27,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from xfer.tcpinfo import mptcp_info, mptcp_subflows, stream_info
+from xfer.tcpinfo import (
+    _full_info,
+    _tcpinfo_and_addrs,
+    mptcp_info,
+    mptcp_subflows,
+    stream_info,
+)
 from xfer.transport import MptcpTransport, PathAggregator, describe, listen_any
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
@@ -161,6 +167,8 @@ def _transfer(
         result["final_subflows"] = mptcp_subflows(sock)
         result["mptcp_info"] = mptcp_info(sock)
         result["stream_info"] = stream_info(sock)
+        result["small_cap"] = _full_info(sock.fileno(), 1)  # must re-ask with room for all
+        result["legacy"] = _tcpinfo_and_addrs(sock.fileno(), 16)  # the Linux < 6.5 path
         sock.close()
     finally:
         rx.join(timeout=30)
@@ -205,6 +213,14 @@ def test_two_subflows_carry_data_and_paths_aggregate(twopath: tuple[str, str]) -
     assert len(subflows) >= 2, f"expected 2 subflows, got {subflows}"
     by_path = {sf.path_id: sf for sf in subflows}
     assert set(by_path) == {PATH_A, PATH_B}
+    small_info, small = res["small_cap"]
+    assert [sf.local for sf in small] == [sf.local for sf in subflows]
+    assert small_info is not None and small_info.token == res["mptcp_info"].token
+    legacy = {sf.path_id: sf for sf in res["legacy"]}  # MPTCP_TCPINFO + MPTCP_SUBFLOW_ADDRS
+    assert set(legacy) == set(by_path)
+    for path, sf in legacy.items():
+        assert sf.local == by_path[path].local and sf.remote == by_path[path].remote
+        assert sf.tcp.bytes_acked == by_path[path].tcp.bytes_acked  # idle: counters settled
     for sf in subflows:
         assert sf.tcp.bytes_acked and sf.tcp.bytes_acked > 0.1 * TOTAL, sf
         assert sf.tcp.rtt_us is not None and 0 < sf.tcp.rtt_us < 1_000_000, sf
@@ -300,3 +316,59 @@ def test_fallback_when_peer_does_not_do_mptcp(
     # the receiver's own fallback (MPTCP listener refused) is reported quietly, at INFO
     infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert any("net.mptcp.enabled=0" in m for m in infos), infos
+
+
+def test_two_streams_share_paths_and_a_dead_path_shows(twopath: tuple[str, str]) -> None:
+    """Two MPTCP connections: per-path subflow counts add up; blackholing path b mid-transfer
+    makes its subflows stall (throughput 0, no ACKs) while path a carries the rest."""
+    c, s = twopath
+    with in_netns(s):
+        listener = listen_any("0.0.0.0", 0)
+    port, per_stream = listener.getsockname()[1], 40 << 20
+    results: list[dict[str, object]] = [{}, {}]
+    rxs = [threading.Thread(target=_sink, args=(listener, r)) for r in results]
+    for t in rxs:
+        t.start()
+    transport, socks = MptcpTransport(), []
+    drop = ("ip", "netns", "exec", s, "iptables", "{}", "INPUT", "-i", "b1", "-j", "DROP")
+    history: list[tuple[float, dict[str, object], dict[int, list]]] = []
+    dead_at = None
+    try:
+        with in_netns(c):
+            socks = [transport.connect("10.231.1.2", port, timeout=5) for _ in range(2)]
+        txs = [threading.Thread(target=x.sendall, args=(bytes(per_stream),)) for x in socks]
+        for t in txs:
+            t.start()
+        agg, t0 = PathAggregator(), time.monotonic()
+        while any(t.is_alive() for t in txs):
+            now = time.monotonic()
+            sample = {i: mptcp_subflows(x) for i, x in enumerate(socks)}
+            history.append((now - t0, {p.path_id: p for p in agg.update(now, sample)}, sample))
+            if dead_at is None and now - t0 > 1.0:
+                sh(*(a.replace("{}", "-A") for a in drop))
+                dead_at = now - t0
+            time.sleep(0.25)
+    finally:
+        subprocess.run([a.replace("{}", "-D") for a in drop], capture_output=True)
+        for x in socks:
+            x.close()
+        for t in rxs:
+            t.join(timeout=30)
+        listener.close()
+    assert [r.get("bytes") for r in results] == [per_stream, per_stream]
+    assert dead_at is not None, "transfer ended before the path could be cut"
+    before = [paths for t, paths, _ in history if t < dead_at and len(paths) == 2]
+    assert before, "no interval with both paths before the cut"
+    assert all(p.subflows == 2 for paths in before for p in paths.values())  # one per stream
+    assert any(paths[PATH_B].throughput_bps > 0 for paths in before)
+    after = [(paths, sample) for t, paths, sample in history if t > dead_at + 1.0]
+    assert after, "transfer ended too soon after the cut to observe it"
+    for paths, sample in after:
+        assert paths[PATH_B].throughput_bps == 0.0  # nothing acknowledged on the dead path
+        assert paths[PATH_B].subflows == 2  # the kernel keeps retrying its subflows
+        dead = [sf for sfs in sample.values() for sf in sfs if sf.path_id == PATH_B]
+        assert dead and all(sf.tcp.stalled(500) for sf in dead if sf.tcp.unacked)
+    assert any(
+        sf.tcp.stalled(500) for _, sample in after for sfs in sample.values() for sf in sfs
+    ), "no subflow of the dead path reported as stalled"
+    assert any(paths[PATH_A].throughput_bps > 0 for paths, _ in after)

@@ -88,6 +88,13 @@ def test_short_tcp_info_gives_unknown_fields(size: int) -> None:
     assert info.known == (size >= 128)
 
 
+def test_stalled() -> None:
+    assert TcpInfo(unacked=3, last_ack_recv_ms=900).stalled(500)
+    assert not TcpInfo(unacked=0, last_ack_recv_ms=9000).stalled(500)  # idle, not stalled
+    assert not TcpInfo(unacked=3, last_ack_recv_ms=100).stalled(500)
+    assert not UNKNOWN_TCP_INFO.stalled(0)
+
+
 def test_tcp_info_in_an_array_with_offset_and_size() -> None:
     two = tcp_info_bytes(rtt_us=1) + tcp_info_bytes(rtt_us=2, bytes_acked=7)
     assert parse_tcp_info(two, 0, 280).rtt_us == 1
