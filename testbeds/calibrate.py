@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
-from .scenario import ETH_OVERHEAD
 from .testbed import Host, Testbed
 
 RTT_TOL = 0.05
@@ -62,13 +61,23 @@ def _median_ping_ms(src: Host, dst_addr: str, src_addr: str, count: int = 30) ->
 
 
 def _snmp_tcp(host: Host) -> dict[str, int]:
-    lines = [ln.split()[1:] for ln in host.run(["cat", "/proc/net/snmp"], capture_output=True, text=True).stdout.splitlines() if ln.startswith("Tcp:")]
+    lines = [
+        ln.split()[1:]
+        for ln in host.run(
+            ["cat", "/proc/net/snmp"], capture_output=True, text=True
+        ).stdout.splitlines()
+        if ln.startswith("Tcp:")
+    ]
     return dict(zip(lines[0], map(int, lines[1]), strict=True))
 
 
 def _bytes_received(host: Host) -> int:
     """TCP payload received so far by the calibration connections (kernel counters)."""
-    out = host.run(["ss", "-Hti", "state", "established", f"sport = :{CAL_PORT}"], capture_output=True, text=True).stdout
+    out = host.run(
+        ["ss", "-Hti", "state", "established", f"sport = :{CAL_PORT}"],
+        capture_output=True,
+        text=True,
+    ).stdout
     return sum(int(tok.split(":")[1]) for tok in out.split() if tok.startswith("bytes_received:"))
 
 
@@ -80,7 +89,9 @@ def _timed(sample: Callable[[], int]) -> tuple[int, float]:
 
 
 @contextlib.contextmanager
-def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[subprocess.Popen[str]]:
+def _iperf(
+    tb: Testbed, path: int, args: list[str], seconds: float
+) -> Iterator[subprocess.Popen[str]]:
     """An iperf3 run sender -> receiver over ``path`` (the client process is yielded)."""
     snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
     server = rcv.popen(
@@ -90,7 +101,9 @@ def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[
     client = None
     try:
         for _ in range(100):  # wait for the server to listen
-            if rcv.run(["ss", "-Hltn", f"sport = :{CAL_PORT}"], capture_output=True, text=True).stdout.strip():
+            if rcv.run(
+                ["ss", "-Hltn", f"sport = :{CAL_PORT}"], capture_output=True, text=True
+            ).stdout.strip():
                 break
             time.sleep(0.05)
         client = snd.popen(
@@ -145,7 +158,9 @@ def measure_loss(tb: Testbed, path: int, seconds: int = 4) -> Check:
     per_stream = int(min(spec.rate_bps / 5, 200e6) / 8)
     snd = tb.hosts["sender"]
     before = _snmp_tcp(snd)
-    with _iperf(tb, path, ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)], seconds):
+    with _iperf(
+        tb, path, ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)], seconds
+    ):
         pass
     after = _snmp_tcp(snd)
     segs = after["OutSegs"] - before["OutSegs"]
@@ -174,10 +189,18 @@ def report(checks: list[Check]) -> str:
     for c in checks:
         fmt = "{:12.5f}" if c.quantity == "loss" else "{:12.2f}"
         verdict = "ok" if c.ok else f"OFF ({c.tolerance})"
-        rows.append(f"{c.path:>4}  {c.quantity:<13} {fmt.format(c.configured)} {fmt.format(c.measured)}  {verdict}")
+        rows.append(
+            f"{c.path:>4}  {c.quantity:<13} {fmt.format(c.configured)} {fmt.format(c.measured)}  {verdict}"
+        )
     return "\n".join(rows)
 
 
 def as_json(scenario: str, checks: list[Check]) -> str:
     """Machine-readable result: {"scenario", "ok", "checks": [...]}."""
-    return json.dumps({"scenario": scenario, "ok": all(c.ok for c in checks), "checks": [asdict(c) for c in checks]})
+    return json.dumps(
+        {
+            "scenario": scenario,
+            "ok": all(c.ok for c in checks),
+            "checks": [asdict(c) for c in checks],
+        }
+    )

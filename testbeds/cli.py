@@ -10,11 +10,12 @@ import click
 
 from .calibrate import as_json, calibrate, report
 from .netns import running_testbeds
-from .scenario import ScenarioError, list_scenarios, load_scenario
-from .testbed import Testbed, TestbedError, down as tb_down
+from .scenario import Scenario, ScenarioError, list_scenarios, load_scenario
+from .testbed import Testbed, TestbedError
+from .testbed import down as tb_down
 
 
-def _load(scenario: str):  # type: ignore[no-untyped-def]
+def _load(scenario: str) -> Scenario:
     try:
         return load_scenario(scenario)
     except ScenarioError as exc:
@@ -26,7 +27,9 @@ def _pick(name: str | None) -> str:
         return name
     up = running_testbeds()
     if len(up) != 1:
-        raise click.ClickException(f"{len(up)} testbeds are up ({', '.join(up) or 'none'}): name one with --name")
+        raise click.ClickException(
+            f"{len(up)} testbeds are up ({', '.join(up) or 'none'}): name one with --name"
+        )
     return up[0]
 
 
@@ -47,7 +50,11 @@ def list_cmd() -> None:
 @testbed.command("up")
 @click.argument("scenario")
 @click.option("--name", help="Testbed name (default: the scenario name).")
-@click.option("--start-schedule", is_flag=True, help="Also run the time schedule and background flows (stays in the foreground until Ctrl-C, then tears down).")
+@click.option(
+    "--start-schedule",
+    is_flag=True,
+    help="Also run the time schedule and background flows (stays in the foreground until Ctrl-C, then tears down).",
+)
 def up_cmd(scenario: str, name: str | None, start_schedule: bool) -> None:
     """Bring SCENARIO up and leave it up (use `exec`, then `down`)."""
     scn = _load(scenario)

@@ -41,7 +41,9 @@ def sh(cmd: Sequence[str], *, input: str | None = None, check: bool = True) -> s
         shown = " ".join(cmd)
         if input:
             shown += f" <<EOF\n{input.strip()}\nEOF"
-        raise NetnsError(f"testbed setup command failed ({proc.returncode}): {shown}\n{proc.stderr.strip()}")
+        raise NetnsError(
+            f"testbed setup command failed ({proc.returncode}): {shown}\n{proc.stderr.strip()}"
+        )
     return proc.stdout
 
 
@@ -137,7 +139,9 @@ def down(name: str | None = None) -> list[str]:
         kill_pids([p for p in pids if _alive(p)])
         prefix = ns_name(tb, "")
         spaces = [ns for ns in list_namespaces(prefix) if ns.count("-") == prefix.count("-")]
-        spaces = sorted(set(spaces) | {ns for ns in state.get("namespaces", []) if ns in list_namespaces()})
+        spaces = sorted(
+            set(spaces) | {ns for ns in state.get("namespaces", []) if ns in list_namespaces()}
+        )
         delete_namespaces(spaces)
         removed += spaces
         for suffix in (".json", ".log"):

@@ -209,10 +209,14 @@ class _Table:
                 raise ScenarioError(f"{self.where}: missing required field '{key}'")
             return default
         value = self.data[key]
-        if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        if isinstance(value, bool) and bool not in (
+            kinds if isinstance(kinds, tuple) else (kinds,)
+        ):
             raise ScenarioError(f"{self.where}.{key}: expected a number, got {value!r}")
         if not isinstance(value, kinds):
-            raise ScenarioError(f"{self.where}.{key}: wrong type {type(value).__name__} ({value!r})")
+            raise ScenarioError(
+                f"{self.where}.{key}: wrong type {type(value).__name__} ({value!r})"
+            )
         return value
 
     def number(self, key: str, default: Any = ..., lo: float = 0.0, hi: float = math.inf) -> Any:
@@ -233,7 +237,9 @@ def _parse_loss(t: _Table) -> float:
         try:
             loss = float(raw.strip().rstrip("%")) / (100 if raw.strip().endswith("%") else 1)
         except ValueError:
-            raise ScenarioError(f"{t.where}.loss: cannot read {raw!r} (use 0.001 or '0.1%')") from None
+            raise ScenarioError(
+                f"{t.where}.loss: cannot read {raw!r} (use 0.001 or '0.1%')"
+            ) from None
     else:
         loss = float(raw)
     if not 0 <= loss <= 0.5:
@@ -266,7 +272,9 @@ def _parse_path(data: Any, where: str) -> PathSpec:
     return PathSpec(rate, float(fwd), float(rev), loss, queue)
 
 
-def _parse_background(data: Any, where: str, k: int, npaths: int, default_cc: str) -> BackgroundFlow:
+def _parse_background(
+    data: Any, where: str, k: int, npaths: int, default_cc: str
+) -> BackgroundFlow:
     t = _Table(data, where)
     name = t.get("name", str, f"bg{k}")
     path = t.get("path", int, 1)
@@ -301,7 +309,9 @@ def _parse_event(data: Any, where: str, npaths: int, flows: set[str]) -> Schedul
     if action in ("set_rate", "path_down", "path_up"):
         path = t.get("path", int)
         if not 1 <= path <= npaths:
-            raise ScenarioError(f"{where}.path: {path} is not a path of this scenario (1..{npaths})")
+            raise ScenarioError(
+                f"{where}.path: {path} is not a path of this scenario (1..{npaths})"
+            )
         if action == "set_rate":
             rate = parse_rate(t.get("rate", (str, int, float)), f"{where}.rate")
     else:
@@ -316,7 +326,9 @@ def _parse_sysctls(data: Any, where: str, paths: tuple[PathSpec, ...]) -> HostSy
     t = _Table(data, where)
     cc = t.get("congestion_control", str, "cubic")
     if cc not in CONGESTION_CONTROLS:
-        raise ScenarioError(f"{where}.congestion_control: {cc!r} is not one of {CONGESTION_CONTROLS}")
+        raise ScenarioError(
+            f"{where}.congestion_control: {cc!r} is not one of {CONGESTION_CONTROLS}"
+        )
     # Auto: room for 4 BDPs of the largest path (queue + retransmission headroom), >= 16 MB.
     auto = max(16 << 20, 4 * max(p.bdp_bytes + p.queue_bytes for p in paths))
     sizes = []
@@ -349,7 +361,9 @@ def parse_scenario(data: dict[str, Any], source: str, default_name: str) -> Scen
     if not 1 <= pairs <= 16:
         raise ScenarioError(f"{source}.pairs: {pairs} is outside 1..16")
     bg = tuple(
-        _parse_background(b, f"{source}: background[{k}]", k, len(paths), sysctls.congestion_control)
+        _parse_background(
+            b, f"{source}: background[{k}]", k, len(paths), sysctls.congestion_control
+        )
         for k, b in enumerate(t.get("background", list, []), start=1)
     )
     names = [b.name for b in bg]
@@ -397,7 +411,9 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
             data = tomllib.load(f)
     except FileNotFoundError:
         known = ", ".join(list_scenarios()) or "none"
-        raise ScenarioError(f"no scenario {str(name_or_path)!r} ({path} not found; known: {known})") from None
+        raise ScenarioError(
+            f"no scenario {str(name_or_path)!r} ({path} not found; known: {known})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
     return parse_scenario(data, str(path), path.stem)

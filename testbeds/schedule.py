@@ -70,9 +70,11 @@ class ScheduleRunner:
     def start(self) -> None:
         """t = 0 now: queue every event and start the thread."""
         for e in self.scn.schedule:
-            arg: object = e.flow if e.flow else (e.path, e.rate_bps) if e.action == "set_rate" else e.path
+            arg: object = (
+                e.flow if e.flow else (e.path, e.rate_bps) if e.action == "set_rate" else e.path
+            )
             self._push(e.at_s, e.action, arg)
-        for k, flow in enumerate(self.scn.background, start=1):
+        for flow in self.scn.background:
             if flow.start_s is not None:
                 self._push(flow.start_s, "start_background", flow.name)
             if flow.stop_s is not None:

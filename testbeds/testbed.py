@@ -62,7 +62,9 @@ class Host:
         """Start ``argv`` inside the host (same keywords as :class:`subprocess.Popen`)."""
         return subprocess.Popen(self.cmd(argv), **kwargs)
 
-    def run(self, argv: Sequence[str], timeout: float | None = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    def run(
+        self, argv: Sequence[str], timeout: float | None = None, **kwargs: Any
+    ) -> subprocess.CompletedProcess[Any]:
         """Run ``argv`` inside the host to completion (same keywords as :func:`subprocess.run`)."""
         return subprocess.run(self.cmd(argv), timeout=timeout, **kwargs)
 
@@ -71,7 +73,9 @@ def _check_environment() -> None:
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces, tc, nftables)")
     for tool in ("ip", "tc", "nft", "iptables", "ethtool", "iperf3"):
-        if not any(Path(d, tool).exists() for d in os.environ.get("PATH", "/usr/sbin:/usr/bin").split(":")):
+        if not any(
+            Path(d, tool).exists() for d in os.environ.get("PATH", "/usr/sbin:/usr/bin").split(":")
+        ):
             raise TestbedError(f"'{tool}' is not installed (run scripts/setup.sh)")
 
 
@@ -105,14 +109,18 @@ class Testbed:
         self.up()
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.down()
 
     def up(self) -> Testbed:
         """Create everything; on any failure, remove what was created and re-raise."""
         _check_environment()
         if read_state(self.name) is not None or list_namespaces(ns_name(self.name, "")):
-            raise TestbedError(f"a testbed named {self.name!r} is already up; run 'xfer testbed down {self.name}'")
+            raise TestbedError(
+                f"a testbed named {self.name!r} is already up; run 'xfer testbed down {self.name}'"
+            )
         Testbed._live.add(self.name)
         self._is_up = True
         try:
@@ -199,7 +207,9 @@ class Testbed:
             raise TestbedError("the schedule is already running")
 
         def spawn(host: str, argv: list[str]) -> subprocess.Popen[bytes]:
-            return self.hosts[host].popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return self.hosts[host].popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
 
         def server(k: int) -> str:
             return self.hosts[f"bgrecv{k}"].addr
@@ -215,10 +225,11 @@ class Testbed:
 
     def _apply(self, action: str, arg: object) -> None:
         if action == "set_rate":
-            path, rate = arg  # type: ignore[misc]
-            self.set_rate(path, rate)
+            assert isinstance(arg, tuple)
+            self.set_rate(int(arg[0]), float(arg[1]))
         elif action in ("path_down", "path_up"):
-            self.builder.set_path_state(int(arg), up=action == "path_up")  # type: ignore[call-overload]
+            assert isinstance(arg, int)
+            self.builder.set_path_state(arg, up=action == "path_up")
 
     def set_rate(self, path: int, rate_bps: float) -> None:
         """Change the bottleneck rate of ``path`` (1-based) now."""
@@ -249,7 +260,9 @@ def _no_interrupts() -> Iterator[None]:
         yield
         return
     pending: list[int] = []
-    old = {s: signal.signal(s, lambda n, f: pending.append(n)) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {
+        s: signal.signal(s, lambda n, f: pending.append(n)) for s in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:

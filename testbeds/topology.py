@@ -59,7 +59,10 @@ def plan_hosts(scn: Scenario) -> list[HostPlan]:
     hosts = []
     for k in range(1, scn.pairs + 1):
         suffix = "" if k == 1 else str(k)
-        hosts += [HostPlan(f"sender{suffix}", SEND, k, allp), HostPlan(f"receiver{suffix}", RECV, k, allp)]
+        hosts += [
+            HostPlan(f"sender{suffix}", SEND, k, allp),
+            HostPlan(f"receiver{suffix}", RECV, k, allp),
+        ]
     for k, flow in enumerate(scn.background, start=1):
         hosts += [
             HostPlan(f"bgsend{k}", SEND, 100 + k, (flow.path,)),
@@ -139,12 +142,16 @@ class Builder:
                 members = [h for h in self.hosts if h.side == side and p in h.paths]
                 dev = side_dev(side, p)
                 if len(members) == 1:
-                    lines.append(f"link add {dev} type veth peer name p{p} netns {self.ns(members[0].name)}")
+                    lines.append(
+                        f"link add {dev} type veth peer name p{p} netns {self.ns(members[0].name)}"
+                    )
                 else:
                     lines.append(f"link add {dev} type bridge")
                     for h in members:
                         port = f"{dev}h{h.index}"
-                        lines.append(f"link add {port} type veth peer name p{p} netns {self.ns(h.name)}")
+                        lines.append(
+                            f"link add {port} type veth peer name p{p} netns {self.ns(h.name)}"
+                        )
                         lines.append(f"link set {port} master {dev} up")
                 lines.append(f"addr add 10.{p}.{side}.{ROUTER_OCTET}/24 dev {dev}")
                 lines.append(f"link set {dev} up")
@@ -225,7 +232,10 @@ class Builder:
                 continue
             for h in self.hosts:
                 if h.side == RECV and p in h.paths:
-                    sh(in_ns(self.ns(h.name), ["nft", "delete", "table", "netdev", "xtbloss"]), check=False)
+                    sh(
+                        in_ns(self.ns(h.name), ["nft", "delete", "table", "netdev", "xtbloss"]),
+                        check=False,
+                    )
 
     def delay_queues(self) -> dict[int, float]:
         """``{NFQUEUE number: one-way delay ms}`` for every delayed direction."""

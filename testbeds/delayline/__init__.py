@@ -37,7 +37,9 @@ def binary() -> Path:
             return exe
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        raise DelayLineError("no C compiler: install the Debian package 'gcc' (scripts/setup.sh does)")
+        raise DelayLineError(
+            "no C compiler: install the Debian package 'gcc' (scripts/setup.sh does)"
+        )
     if not HEADER.exists():
         raise DelayLineError(
             f"{HEADER} is missing: install the Debian package 'libnetfilter-queue-dev' "
@@ -104,10 +106,8 @@ def stop_pid(pid: int, timeout: float = 5.0) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
-    except ChildProcessError:
-        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
