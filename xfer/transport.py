@@ -16,9 +16,10 @@ import asyncio
 import errno
 import logging
 import socket
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from policy.signals import PathSignal
 from xfer.tcpinfo import IPPROTO_MPTCP, SubflowInfo, mptcp_info, mptcp_subflows
@@ -142,12 +143,15 @@ class Transport:
         self.kernel_has_mptcp = True
         """False once this host's kernel refused to make an MPTCP socket."""
         self._warned: set[str] = set()
+        self._lock = threading.Lock()  # streams are opened from several threads
 
     def warn_once(self, message: str) -> None:
         """Log ``message`` (as a warning unless ``quiet``) the first time this transport sees it."""
-        if message not in self._warned:
+        with self._lock:
+            if message in self._warned:
+                return
             self._warned.add(message)
-            log.log(logging.INFO if self.quiet else logging.WARNING, "xfer: %s", message)
+        log.log(logging.INFO if self.quiet else logging.WARNING, "xfer: %s", message)
 
     def new_socket(self, family: int) -> socket.socket:
         """An unconnected socket of this transport with the options applied."""
@@ -288,7 +292,7 @@ SubflowKey = tuple[object, object]
 
 
 def subflow_sample(
-    connections: Mapping[object, Sequence[SubflowInfo]],
+    connections: Mapping[Any, Sequence[SubflowInfo]],
 ) -> dict[SubflowKey, SubflowInfo]:
     """Flatten ``{connection key: subflows}`` into ``{(connection, subflow): info}``."""
     out: dict[SubflowKey, SubflowInfo] = {}
@@ -350,7 +354,7 @@ class PathAggregator:
         self._t: float | None = None
 
     def update(
-        self, now: float, connections: Mapping[object, Sequence[SubflowInfo]]
+        self, now: float, connections: Mapping[Any, Sequence[SubflowInfo]]
     ) -> tuple[PathSignal, ...]:
         """Per-path signals since the last call (since the first sample if this is it).
 
@@ -366,7 +370,7 @@ class PathAggregator:
         self._prev, self._t = cur, now
         return result
 
-    def sample(self, now: float, socks: Mapping[object, socket.socket]) -> tuple[PathSignal, ...]:
+    def sample(self, now: float, socks: Mapping[Any, socket.socket]) -> tuple[PathSignal, ...]:
         """``update`` with the subflows read from each socket (plain TCP sockets add none)."""
         return self.update(now, {key: mptcp_subflows(s) for key, s in socks.items()})
 
