@@ -1,0 +1,438 @@
+"""``xfer experiment FILE``: run a policy comparison on an emulated scenario.
+
+For each (policy, repetition), and for each stream count of the optional sweep, a fresh
+testbed of the experiment's scenario is brought up (``testbeds.Testbed``; its schedule and
+background flows start with the run), ``xfer recv`` is started in the receiver namespace(s),
+and the experiment's transfers are started with ``xfer send`` in the sender namespace(s) at
+their staggered offsets, each writing a Parquet run log. Afterwards the figures are drawn by
+``xfer.report`` and ``summary.json`` is written with the numbers of ``xfer.metrics``.
+
+Output directory layout::
+
+    OUT/experiment.json                 the experiment as run (after --duration/--policies)
+    OUT/logs/<policy>/r<rep>-t<k>.parquet   run log of transfer k (also .jsonl, .stderr)
+    OUT/sweep/fixed-<N>/r<rep>-t1.parquet   sweep runs (one transfer each)
+    OUT/figures/*.png
+    OUT/summary.json
+
+The schema of experiment files is in :mod:`xfer.experiment_config`; see docs/experiments.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from xfer.experiment_config import (
+    Experiment,
+    ExperimentError,
+    load_experiment,
+    parse_experiment,
+)
+
+__all__ = [
+    "Experiment",
+    "ExperimentError",
+    "TransferResult",
+    "Trial",
+    "experiment_cmd",
+    "load_experiment",
+    "parse_experiment",
+    "run_experiment",
+    "run_trial",
+]
+
+BASE_PORT = 5700
+STARTUP_GRACE_S = 45.0
+"""Seconds a sender may take beyond its planned end (interpreter start, connect, teardown)."""
+READY_TIMEOUT_S = 20.0
+"""Seconds a receiver may take to print that it listens."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run of the experiment: its transfers start together (at their offsets)."""
+
+    policy: str
+    """Controller spec of every transfer of the run."""
+    repetition: int
+    """1-based repetition number."""
+    kind: str
+    """``run`` (a compared policy) or ``sweep`` (a fixed stream count of the sweep)."""
+    duration_s: float
+    """Seconds each transfer sends (or its time limit, for a fixed data size)."""
+    starts_s: tuple[float, ...]
+    """Offset of each transfer (s)."""
+
+    @property
+    def slug(self) -> str:
+        """Directory name of the policy (``fixed:20`` -> ``fixed-20``)."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "-", self.policy).strip("-") or "policy"
+
+    @property
+    def group(self) -> str:
+        """Run-log ``group`` shared by the concurrent transfers of this trial."""
+        return f"{self.kind}-{self.slug}-r{self.repetition}"
+
+
+@dataclass(frozen=True)
+class TransferResult:
+    """What one transfer of a trial left behind."""
+
+    trial: Trial
+    """The trial it belongs to."""
+    transfer: int
+    """1-based transfer number within the trial."""
+    log: str
+    """Parquet run log."""
+    end: dict[str, Any]
+    """The sender's end object (``--json-stream``), or an error record if there was none."""
+    launched_at: float
+    """Wall clock (POSIX s) when the sender was started."""
+    finished_at: float
+    """Wall clock (POSIX s) when the sender exited."""
+
+    @property
+    def ok(self) -> bool:
+        """The sender exited normally and its log exists."""
+        return self.end.get("exit_code") == 0 and Path(self.log).exists()
+
+
+@dataclass
+class _Sender:
+    k: int
+    host: Any
+    address: str
+    log: Path
+    launch_at: float
+    deadline: float
+    proc: subprocess.Popen[bytes] | None = None
+    launched_at: float = 0.0
+    finished_at: float = 0.0
+
+
+def _py(*args: str) -> list[str]:
+    return [sys.executable, "-m", "xfer.cli", *args]
+
+
+def _start_receiver(
+    host: Any, listen: str, root: Path, once: bool, errlog: Path
+) -> subprocess.Popen[bytes]:
+    root.mkdir(parents=True, exist_ok=True)
+    argv = _py("recv", "--listen", listen, "--root", str(root), "--insecure", "--no-fsync")
+    argv += ["--once"] if once else []
+    with open(errlog, "wb") as err:
+        proc = host.popen(argv, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if "listening on" in errlog.read_text(errors="replace"):
+            return proc
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    _stop(proc, 0.5)
+    raise ExperimentError(f"xfer recv on {host.name} did not start: {errlog.read_text()[-500:]}")
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGINT (the engine then closes its log), then SIGKILL after ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGKILL, 5.0)):
+        try:
+            proc.send_signal(sig)
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
+
+
+def _sender_argv(
+    exp: Experiment, trial: Trial, k: int, address: str, log: Path, src: Path | None
+) -> list[str]:
+    if exp.data.kind == "tree":
+        assert src is not None
+        what = [str(src)]
+    elif exp.data.size_bytes is not None:
+        what = ["--mem", str(exp.data.size_bytes)]
+    else:
+        what = ["--duration", f"{trial.duration_s:g}"]
+    argv = _py("send", *what, address, "--policy", trial.policy, "--json-stream", "-q")
+    argv += ["--min-streams", str(exp.min_streams), "--max-streams", str(exp.max_streams)]
+    argv += ["--mi", f"{exp.mi_s:g}", "--log", str(log)]
+    if exp.stream_rate_bps:
+        argv += ["--stream-rate", str(int(exp.stream_rate_bps))]
+    if exp.cc:
+        argv += ["--cc", exp.cc]
+    meta = {
+        "scenario": Path(exp.scenario).stem,
+        "experiment": exp.name,
+        "label": trial.policy,
+        "group": trial.group,
+        "kind": trial.kind,
+        "repetition": str(trial.repetition),
+        "transfer": str(k),
+        "transfers": str(len(trial.starts_s)),
+        "start_offset_s": f"{trial.starts_s[k - 1]:g}",
+        "duration_s": f"{trial.duration_s:g}",
+    }
+    for key, value in meta.items():
+        argv += ["--meta", f"{key}={value}"]
+    return argv
+
+
+def _hosts(exp: Experiment, tb: Any) -> list[tuple[Any, Any]]:
+    """(sender host, receiver host) of each transfer."""
+    pairs = tb.scenario.pairs
+    k_max = exp.transfers
+    if exp.receiver == "paired":
+        if pairs < k_max:
+            raise ExperimentError(
+                f"{exp.source}: {k_max} paired transfers need a scenario with pairs >= {k_max} "
+                f"({tb.scenario.name} has {pairs}); use receiver = 'shared' or another scenario"
+            )
+        names = [
+            (f"sender{k if k > 1 else ''}", f"receiver{k if k > 1 else ''}")
+            for k in range(1, k_max + 1)
+        ]
+    elif pairs >= k_max:
+        names = [(f"sender{k if k > 1 else ''}", "receiver") for k in range(1, k_max + 1)]
+    else:  # shared receiver, not enough sender hosts: all transfers leave from one host
+        names = [("sender", "receiver")] * k_max
+    return [(tb.hosts[s], tb.hosts[r]) for s, r in names]
+
+
+def _end_record(jsonl: Path, stderr: Path, returncode: int | None) -> dict[str, Any]:
+    end: dict[str, Any] | None = None
+    if jsonl.exists():
+        for line in jsonl.read_text(errors="replace").splitlines():
+            if line.startswith("{") and '"event": "end"' in line:
+                try:
+                    end = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+    if end is None:
+        tail = stderr.read_text(errors="replace")[-800:] if stderr.exists() else ""
+        end = {"event": "end", "exit_code": returncode if returncode else -1,
+               "error": f"sender printed no end object (exit {returncode}): {tail.strip()}"}  # fmt: skip
+    return end
+
+
+def _launch_and_wait(
+    senders: list[_Sender], exp: Experiment, trial: Trial, src: Path | None
+) -> None:
+    pending = sorted(senders, key=lambda s: s.launch_at)
+    running: list[_Sender] = []
+    while pending or running:
+        now = time.monotonic()
+        while pending and pending[0].launch_at <= now:
+            s = pending.pop(0)
+            argv = _sender_argv(exp, trial, s.k, s.address, s.log, src)
+            s.launched_at = time.time()
+            with (
+                open(s.log.with_suffix(".jsonl"), "wb") as out,
+                open(s.log.with_suffix(".stderr"), "wb") as err,
+            ):
+                s.proc = s.host.popen(argv, stdout=out, stderr=err, start_new_session=True)
+            running.append(s)
+        for s in list(running):
+            assert s.proc is not None
+            if s.proc.poll() is None and time.monotonic() > s.deadline:
+                _stop(s.proc, 10.0)  # over its time limit: SIGINT closes the log cleanly
+            if s.proc.poll() is not None:
+                s.finished_at = time.time()
+                running.remove(s)
+        time.sleep(0.05)
+
+
+def run_trial(
+    exp: Experiment, trial: Trial, out_dir: Path, port: int, src: Path | None = None
+) -> list[TransferResult]:
+    """Bring the scenario up, run the trial's transfers in it, tear it down; return results."""
+    from testbeds import Testbed, load_scenario
+
+    logdir = out_dir / ("sweep" if trial.kind == "sweep" else "logs") / trial.slug
+    logdir.mkdir(parents=True, exist_ok=True)
+    scratch = out_dir / "tmp" / trial.group
+    with Testbed(load_scenario(exp.scenario)) as tb:
+        if tb.scenario.schedule or tb.scenario.background:
+            tb.start_schedule()
+        hosts = _hosts(exp, tb)
+        k_count = len(trial.starts_s)
+        receivers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+        try:
+            for k, (_, rhost) in enumerate(hosts, start=1):
+                if rhost.name not in receivers:
+                    listen = f"{rhost.addr}:{port + k}"
+                    once = exp.receiver == "paired" or k_count == 1
+                    errlog = scratch / f"recv-{rhost.name}.stderr"
+                    scratch.mkdir(parents=True, exist_ok=True)
+                    proc = _start_receiver(
+                        rhost, listen, scratch / f"root-{rhost.name}", once, errlog
+                    )
+                    receivers[rhost.name] = (proc, listen)
+            t0 = time.monotonic() + 0.2
+            senders = [
+                _Sender(k, shost, receivers[rhost.name][1], logdir / f"r{trial.repetition}-t{k}.parquet",
+                        t0 + trial.starts_s[k - 1],
+                        t0 + trial.starts_s[k - 1] + trial.duration_s + STARTUP_GRACE_S)
+                for k, (shost, rhost) in enumerate(hosts, start=1)
+            ]  # fmt: skip
+            _launch_and_wait(senders, exp, trial, src)
+        finally:
+            for proc, _ in receivers.values():
+                _stop(proc, 5.0)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return [
+        TransferResult(trial, s.k, str(s.log),
+                       _end_record(s.log.with_suffix(".jsonl"), s.log.with_suffix(".stderr"),
+                                   s.proc.returncode if s.proc else None),
+                       s.launched_at, s.finished_at)
+        for s in senders
+    ]  # fmt: skip
+
+
+# -- the whole experiment -------------------------------------------------------------------
+
+
+def plan(exp: Experiment) -> list[Trial]:
+    """Every trial of ``exp`` in run order: the sweep, then repetitions of all policies."""
+    trials: list[Trial] = []
+    if exp.sweep is not None:
+        for rep in range(1, exp.sweep.repetitions + 1):
+            trials += [
+                Trial(f"fixed:{n}", rep, "sweep", exp.sweep.duration_s, (0.0,))
+                for n in exp.sweep.streams
+            ]
+    for rep in range(1, exp.repetitions + 1):  # interleaved, so that drift hits every policy
+        trials += [Trial(p, rep, "run", exp.duration_s, exp.starts_s) for p in exp.policies]
+    return trials
+
+
+def _done_before(exp: Experiment, trial: Trial, out_dir: Path) -> list[TransferResult] | None:
+    """Results of a trial finished by an earlier invocation (for --resume), else None."""
+    logdir = out_dir / ("sweep" if trial.kind == "sweep" else "logs") / trial.slug
+    results = []
+    for k in range(1, len(trial.starts_s) + 1):
+        log = logdir / f"r{trial.repetition}-t{k}.parquet"
+        end = _end_record(log.with_suffix(".jsonl"), log.with_suffix(".stderr"), None)
+        if not log.exists() or end.get("exit_code") != 0:
+            return None
+        results.append(TransferResult(trial, k, str(log), end, 0.0, 0.0))
+    return results
+
+
+def _tree_source(exp: Experiment, out_dir: Path) -> Path | None:
+    if exp.data.kind != "tree":
+        return None
+    from xfer.dataset import generate
+
+    src = out_dir / "data" / "tree"
+    if not src.exists():
+        assert exp.data.size_bytes is not None
+        generate(str(src), exp.data.size_bytes)
+    return src
+
+
+def run_experiment(
+    exp: Experiment,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    echo: Callable[[str], None] = lambda s: None,
+) -> dict[str, Any]:
+    """Run every trial of ``exp`` (one at a time), then write the figures and summary.json."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(exp), indent=1))
+    src = _tree_source(exp, out)
+    trials = plan(exp)
+    results: list[TransferResult] = []
+    for i, trial in enumerate(trials):
+        prior = _done_before(exp, trial, out) if resume else None
+        t = time.monotonic()
+        res = prior or run_trial(exp, trial, out, BASE_PORT + 20 * (i % 40), src)
+        results += res
+        echo(f"[{i + 1}/{len(trials)}] {trial.kind} {trial.policy} rep {trial.repetition}: "
+             + ", ".join(_brief(r) for r in res)
+             + (" (from an earlier run)" if prior else f" ({time.monotonic() - t:.0f} s)"))  # fmt: skip
+    if src is not None:
+        shutil.rmtree(src.parent, ignore_errors=True)
+    from xfer.experiment_summary import summarize, write_figures
+
+    summary = summarize(exp, results)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    figures = write_figures(exp, results, out / "figures")
+    summary["figures"] = [str(p) for p in figures]
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _brief(r: TransferResult) -> str:
+    if not r.ok:
+        return f"t{r.transfer} FAILED ({r.end.get('error')})"
+    return f"t{r.transfer} {r.end.get('throughput_bps', 0) / 1e6:.0f} Mbit/s"
+
+
+def _split(text: str | None) -> tuple[str, ...] | None:
+    if not text:
+        return None
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@click.command("experiment")
+@click.argument("file")
+@click.option(
+    "--duration", type=float, help="Seconds per run (start offsets and the sweep scale along)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Output directory [default: runs/experiments/NAME].",
+)
+@click.option("--policies", help="Comma-separated policies instead of the file's (e.g. gd,ppo).")
+@click.option("--repetitions", type=int, help="Runs per policy instead of the file's.")
+@click.option("--no-sweep", is_flag=True, help="Skip the sweep of fixed stream counts.")
+@click.option("--resume", is_flag=True, help="Keep trials that already finished in --out.")
+def experiment_cmd(file: str, duration: float | None, out_dir: str | None, policies: str | None,
+                   repetitions: int | None, no_sweep: bool, resume: bool) -> None:  # fmt: skip
+    """Run the experiment FILE (a path, or a name in configs/experiments/) on its testbed
+    scenario; write run logs, figures and summary.json under --out."""
+    try:
+        exp = load_experiment(file).with_overrides(duration, _split(policies), repetitions)
+        if no_sweep:
+            exp = dataclasses.replace(exp, sweep=None)
+    except ExperimentError as exc:
+        raise click.UsageError(str(exc)) from None
+    out = Path(out_dir or Path("runs") / "experiments" / exp.name)
+    click.echo(
+        f"xfer experiment {exp.name}: {len(plan(exp))} runs on {exp.scenario} -> {out}", err=True
+    )
+    try:
+        summary = run_experiment(exp, out, resume=resume, echo=lambda s: click.echo(s, err=True))
+    except ExperimentError as exc:
+        raise click.ClickException(str(exc)) from None
+    from xfer.experiment_summary import print_summary
+
+    print_summary(summary)
+    click.echo(f"xfer experiment: summary {out / 'summary.json'}", err=True)
+    failed = summary.get("failed_transfers", 0)
+    if failed:
+        raise click.ClickException(
+            f"{failed} transfer(s) failed; see the .stderr files under {out}"
+        )
