@@ -1,9 +1,9 @@
 """The library API for workflow engines: the same engine and summary as the CLI.
 
-    import xfer
-    rx = xfer.Receiver(root="/srv/in", listen="127.0.0.1:0"); host, port = rx.start()
-    summary = xfer.send(["/data/run42"], f"{host}:{port}", policy="gd")
-    rx.stop()
+import xfer
+rx = xfer.Receiver(root="/srv/in", listen="127.0.0.1:0"); host, port = rx.start()
+summary = xfer.send(["/data/run42"], f"{host}:{port}", policy="gd")
+rx.stop()
 """
 
 from __future__ import annotations
@@ -47,8 +47,12 @@ async def send_async(
 
             fields = {k: rec[k] for k in SignalVector.__dataclass_fields__ if k != "paths"}
             paths_ = tuple(PathSignal(**p) for p in rec.get("paths", ()))
-            runlog.append(SignalVector(**fields, paths=paths_), utility=rec["utility"],
-                          reward=rec["reward"], action=rec["action"])
+            runlog.append(
+                SignalVector(**fields, paths=paths_),
+                utility=rec["utility"],
+                reward=rec["reward"],
+                action=rec["action"],
+            )
         if callback is not None:
             callback(rec)
 

@@ -4,6 +4,7 @@ the data-path threads use."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import struct
 from typing import Any
@@ -44,10 +45,8 @@ class Channel:
             await self.loop.sock_sendall(self.sock, data)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 # ------------------------------------------------------------------- blocking helpers

@@ -7,7 +7,6 @@ stays fast (no torch, no pyarrow). Adding a subcommand means adding one row to `
 from __future__ import annotations
 
 import importlib
-import sys
 
 import click
 
@@ -15,10 +14,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown by `xfer --help`)
     "recv": ("xfer.cli_transfer:recv_cmd", "Run a receiver that writes under --root."),
     "send": ("xfer.cli_transfer:send_cmd", "Send files, trees or generated data to a receiver."),
-    "demo": ("xfer.cli_transfer:demo_cmd", "Generate a dataset and move it through a local receiver."),
-    "testbed": ("testbeds.cli:testbed", "Emulated WAN in network namespaces (up/exec/down/calibrate)."),
+    "demo": (
+        "xfer.cli_transfer:demo_cmd",
+        "Generate a dataset and move it through a local receiver.",
+    ),
+    "testbed": (
+        "testbeds.cli:testbed",
+        "Emulated WAN in network namespaces (up/exec/down/calibrate).",
+    ),
     "report": ("xfer.report:report_cmd", "Figures and a summary table from Parquet run logs."),
-    "experiment": ("xfer.experiment:experiment_cmd", "Run a policy comparison on an emulated scenario."),
+    "experiment": (
+        "xfer.experiment:experiment_cmd",
+        "Run a policy comparison on an emulated scenario.",
+    ),
     "train": ("train.cli:train_cmd", "Train (or fine-tune) the PPO stream policy."),
     "evaluate": ("train.evaluate:evaluate_cmd", "Evaluate a policy against fixed-N, GD and BO."),
     "campaign": ("testbeds.campaign.cli:campaign", "Run campaigns on real testbeds over SSH."),
@@ -62,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

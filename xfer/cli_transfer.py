@@ -48,25 +48,61 @@ def _logging(verbose: int) -> None:
 
 
 @click.command("recv")
-@click.option("--listen", default="127.0.0.1:5000", show_default=True, help="HOST:PORT to listen on.")
-@click.option("--root", required=True, type=click.Path(file_okay=False), help="Write everything under this directory.")
-@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="Shared secret (else $XFER_TOKEN).")
+@click.option(
+    "--listen", default="127.0.0.1:5000", show_default=True, help="HOST:PORT to listen on."
+)
+@click.option(
+    "--root",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Write everything under this directory.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Shared secret (else $XFER_TOKEN).",
+)
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback listener without a token.")
 @click.option("--once", is_flag=True, help="Exit after the first session.")
-@click.option("--no-fsync", is_flag=True, help="Skip fdatasync before journaling and renaming (faster, less durable).")
+@click.option(
+    "--no-fsync",
+    is_flag=True,
+    help="Skip fdatasync before journaling and renaming (faster, less durable).",
+)
 @click.option("--max-sessions", default=32, show_default=True, help="Concurrent sessions.")
-@click.option("--stall-timeout", default=60.0, show_default=True, help="Drop a data connection idle this long (s).")
+@click.option(
+    "--stall-timeout",
+    default=60.0,
+    show_default=True,
+    help="Drop a data connection idle this long (s).",
+)
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-def recv_cmd(listen: str, root: str, token_file: str | None, insecure: bool, once: bool,
-             no_fsync: bool, max_sessions: int, stall_timeout: float, verbose: int) -> None:
+def recv_cmd(
+    listen: str,
+    root: str,
+    token_file: str | None,
+    insecure: bool,
+    once: bool,
+    no_fsync: bool,
+    max_sessions: int,
+    stall_timeout: float,
+    verbose: int,
+) -> None:
     """Run a receiver that writes under --root and serves several senders at once."""
     from xfer.receiver import Receiver, ReceiverConfig
 
     _logging(verbose)
     try:
-        cfg = ReceiverConfig(root=root, listen=listen, token=_token(token_file), insecure=insecure,
-                             once=once, fsync=not no_fsync, max_sessions=max_sessions,
-                             stall_timeout=stall_timeout)
+        cfg = ReceiverConfig(
+            root=root,
+            listen=listen,
+            token=_token(token_file),
+            insecure=insecure,
+            once=once,
+            fsync=not no_fsync,
+            max_sessions=max_sessions,
+            stall_timeout=stall_timeout,
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     rx = Receiver(cfg)
@@ -91,44 +127,111 @@ def recv_cmd(listen: str, root: str, token_file: str | None, insecure: bool, onc
 
 @click.command("send")
 @click.argument("args", nargs=-1, required=True, metavar="PATH... HOST:PORT")
-@click.option("--mem", "mem", metavar="SIZE", help="Memory-to-memory: send SIZE of generated data (e.g. 10G).")
+@click.option(
+    "--mem", "mem", metavar="SIZE", help="Memory-to-memory: send SIZE of generated data (e.g. 10G)."
+)
 @click.option("--duration", type=float, help="Memory mode: send for this many seconds.")
-@click.option("--streams", type=click.IntRange(1, 1024), help="Fixed number of streams (= --policy fixed:N).")
-@click.option("--policy", help=f"Stream controller NAME[:ARGS]: fixed, schedule, gd, bo, ppo [default: {DEFAULT_POLICY}].")
+@click.option(
+    "--streams", type=click.IntRange(1, 1024), help="Fixed number of streams (= --policy fixed:N)."
+)
+@click.option(
+    "--policy",
+    help=f"Stream controller NAME[:ARGS]: fixed, schedule, gd, bo, ppo [default: {DEFAULT_POLICY}].",
+)
 @click.option("--min-streams", default=1, show_default=True, type=click.IntRange(1, 1024))
 @click.option("--max-streams", default=64, show_default=True, type=click.IntRange(1, 1024))
 @click.option("--mi", default=1.0, show_default=True, help="Monitoring interval, seconds.")
-@click.option("--stream-rate", metavar="RATE", help="Per-stream cap (SO_MAX_PACING_RATE), e.g. 50Mbit.")
-@click.option("--cc", type=click.Choice(["cubic", "bbr", "reno"]), help="TCP congestion control per stream.")
+@click.option(
+    "--stream-rate", metavar="RATE", help="Per-stream cap (SO_MAX_PACING_RATE), e.g. 50Mbit."
+)
+@click.option(
+    "--cc", type=click.Choice(["cubic", "bbr", "reno"]), help="TCP congestion control per stream."
+)
 @click.option("--transport", type=click.Choice(["tcp", "mptcp"]), default="tcp", show_default=True)
 @click.option("--dest", default="", help="Sub-directory of the receiver's root to write into.")
 @click.option("--block-size", default="4MiB", show_default=True, help="Bytes per block.")
 @click.option("--no-checksum", is_flag=True, help="Do not checksum blocks (benchmarks only).")
-@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="Shared secret (else $XFER_TOKEN).")
-@click.option("--stall-timeout", default=30.0, show_default=True, help="Drop a stream without progress for this long (s).")
+@click.option(
+    "--redundancy/--no-redundancy",
+    default=True,
+    show_default=True,
+    help="Re-send blocks stuck on a slow or failed path on another stream.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Shared secret (else $XFER_TOKEN).",
+)
+@click.option(
+    "--stall-timeout",
+    default=30.0,
+    show_default=True,
+    help="Drop a stream without progress for this long (s).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-@click.option("--json-stream", is_flag=True, help="Print one JSON object per MI, then the end object.")
-@click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Write a Parquet run log (one row per MI).")
-@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="Run metadata for the log (repeatable).")
+@click.option(
+    "--json-stream", is_flag=True, help="Print one JSON object per MI, then the end object."
+)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Parquet run log (one row per MI).",
+)
+@click.option(
+    "--meta", multiple=True, metavar="KEY=VALUE", help="Run metadata for the log (repeatable)."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @click.option("-v", "--verbose", count=True, help="More log output.")
-def send_cmd(args: tuple[str, ...], mem: str | None, duration: float | None, streams: int | None,
-             policy: str | None, min_streams: int, max_streams: int, mi: float,
-             stream_rate: str | None, cc: str | None, transport: str, dest: str, block_size: str,
-             no_checksum: bool, token_file: str | None, stall_timeout: float, as_json: bool,
-             json_stream: bool, log_path: str | None, meta: tuple[str, ...], quiet: bool,
-             verbose: int) -> None:
+def send_cmd(
+    args: tuple[str, ...],
+    mem: str | None,
+    duration: float | None,
+    streams: int | None,
+    policy: str | None,
+    min_streams: int,
+    max_streams: int,
+    mi: float,
+    stream_rate: str | None,
+    cc: str | None,
+    transport: str,
+    dest: str,
+    block_size: str,
+    no_checksum: bool,
+    redundancy: bool,
+    token_file: str | None,
+    stall_timeout: float,
+    as_json: bool,
+    json_stream: bool,
+    log_path: str | None,
+    meta: tuple[str, ...],
+    quiet: bool,
+    verbose: int,
+) -> None:
     """Send files and directory trees (or generated data) to an `xfer recv`."""
     _logging(verbose)
     *paths, address = args
     try:
         cfg = SenderConfig(
-            address=address, paths=tuple(paths), mem=mem is not None or duration is not None,
-            mem_size=parse_size(mem) if mem else None, duration=duration, streams=streams,
-            policy=policy, min_streams=min_streams, max_streams=max_streams, mi=mi,
-            stream_rate_bps=parse_rate(stream_rate) if stream_rate else None, cc=cc,
-            transport=transport, checksum=not no_checksum, block_size=parse_size(block_size),
-            token=_token(token_file), dest=dest, stall_timeout=stall_timeout,
+            address=address,
+            paths=tuple(paths),
+            mem=mem is not None or duration is not None,
+            mem_size=parse_size(mem) if mem else None,
+            duration=duration,
+            streams=streams,
+            policy=policy,
+            min_streams=min_streams,
+            max_streams=max_streams,
+            mi=mi,
+            stream_rate_bps=parse_rate(stream_rate) if stream_rate else None,
+            cc=cc,
+            transport=transport,
+            checksum=not no_checksum,
+            redundancy=redundancy,
+            block_size=parse_size(block_size),
+            token=_token(token_file),
+            dest=dest,
+            stall_timeout=stall_timeout,
             meta=dict(m.split("=", 1) for m in meta if "=" in m),
         )
         from policy.base import ControllerConfig, make_controller
@@ -145,8 +248,9 @@ def send_cmd(args: tuple[str, ...], mem: str | None, duration: float | None, str
     sys.exit(summary["exit_code"])
 
 
-def run_send(cfg: SenderConfig, log_path: str | None, *, json_stream: bool = False,
-             progress: bool = False) -> dict[str, Any]:
+def run_send(
+    cfg: SenderConfig, log_path: str | None, *, json_stream: bool = False, progress: bool = False
+) -> dict[str, Any]:
     """Run one transfer with the chosen outputs; returns the summary."""
     from xfer.api import send_async
     from xfer.progress import Progress
@@ -160,31 +264,48 @@ def run_send(cfg: SenderConfig, log_path: str | None, *, json_stream: bool = Fal
             prog.update(rec)
 
     async def main() -> dict[str, Any]:
-        task = asyncio.ensure_future(send_async(
-            cfg.paths, cfg.address, on_interval=on_interval, log=log_path,
-            **{k: getattr(cfg, k) for k in cfg.__dataclass_fields__ if k not in ("paths", "address")}))
+        task = asyncio.ensure_future(
+            send_async(
+                cfg.paths,
+                cfg.address,
+                on_interval=on_interval,
+                log=log_path,
+                **{
+                    k: getattr(cfg, k)
+                    for k in cfg.__dataclass_fields__
+                    if k not in ("paths", "address")
+                },
+            )
+        )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
         try:
             return await task
         except asyncio.CancelledError:
-            return {"event": "end", "exit_code": int(Exit.INTERRUPTED), "verified": False,
-                    "error": "interrupted (re-run the same command to resume)"}
+            return {
+                "event": "end",
+                "exit_code": int(Exit.INTERRUPTED),
+                "verified": False,
+                "error": "interrupted (re-run the same command to resume)",
+            }
 
     if prog is not None:
         with prog:
-            return _run(main())  # type: ignore[no-any-return]
-    return _run(main())  # type: ignore[no-any-return]
+            return _run(main())
+    return _run(main())
 
 
 def _print_summary(s: dict[str, Any]) -> None:
     gb = s.get("bytes", 0) / 1e9
     rate = s.get("throughput_bps", 0) / 1e9
     if s["exit_code"] == 0:
-        click.echo(f"xfer: {gb:.3f} GB, {s.get('files', 0)} files in {s.get('seconds', 0):.1f} s "
-                   f"({rate:.2f} Gbit/s, up to {s.get('streams_max', 0)} streams), "
-                   f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B", err=True)
+        click.echo(
+            f"xfer: {gb:.3f} GB, {s.get('files', 0)} files in {s.get('seconds', 0):.1f} s "
+            f"({rate:.2f} Gbit/s, up to {s.get('streams_max', 0)} streams), "
+            f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B",
+            err=True,
+        )
     else:
         click.echo(f"xfer: FAILED (exit {s['exit_code']}): {s.get('error')}", err=True)
         for path in s.get("files_missing", [])[:20]:
@@ -197,9 +318,15 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 
 @click.command("demo")
-@click.option("--size", default="2GiB", show_default=True, help="Approximate size of the generated dataset.")
+@click.option(
+    "--size", default="2GiB", show_default=True, help="Approximate size of the generated dataset."
+)
 @click.option("--policy", default=None, help=f"Stream controller [default: {DEFAULT_POLICY}].")
-@click.option("--workdir", type=click.Path(file_okay=False), help="Where to put the dataset and the received copy.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    help="Where to put the dataset and the received copy.",
+)
 def demo_cmd(size: str, policy: str | None, workdir: str | None) -> None:
     """Generate a dataset (large, small and empty files, nested and empty directories), start
     `xfer recv` on this host, send the dataset to it with live progress, and compare."""
@@ -209,8 +336,21 @@ def demo_cmd(size: str, policy: str | None, workdir: str | None) -> None:
     src, dst = os.path.join(work, "src", "dataset"), os.path.join(work, "dst")
     n = generate(src, parse_size(size))
     click.echo(f"xfer demo: generated {n} files in {src}", err=True)
-    rx = subprocess.Popen([sys.executable, "-m", "xfer.cli", "recv", "--listen", "127.0.0.1:0",
-                           "--root", dst, "--once"], stderr=subprocess.PIPE, text=True)
+    rx = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "xfer.cli",
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            dst,
+            "--once",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert rx.stderr is not None
         line = rx.stderr.readline()
@@ -222,8 +362,11 @@ def demo_cmd(size: str, policy: str | None, workdir: str | None) -> None:
         summary = run_send(cfg, None, progress=sys.stderr.isatty())
         _print_summary(summary)
         same = trees_equal(src, os.path.join(dst, "dataset"))
-        click.echo(f"xfer demo: {'identical' if same else 'DIFFERENT'} trees after "
-                   f"{time.monotonic() - t:.1f} s ({work})", err=True)
+        click.echo(
+            f"xfer demo: {'identical' if same else 'DIFFERENT'} trees after "
+            f"{time.monotonic() - t:.1f} s ({work})",
+            err=True,
+        )
     finally:
         rx.wait(10) if rx.poll() is None else None
         if rx.poll() is None:

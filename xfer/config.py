@@ -73,6 +73,10 @@ class SenderConfig:
     """Seconds without progress after which a stream is dropped and its blocks re-queued."""
     connect_timeout: float = 15.0
     """Seconds allowed for connecting and for each handshake step."""
+    redundancy: bool = True
+    """Hedge: when a stream's ACKs stop for longer than its RTO-like timeout (srtt + 4 rttvar,
+    learned from the kernel's RTT), re-send its blocks on other streams (EdAR-style; the
+    receiver drops duplicates by offset)."""
     max_retries: int = 3
     """Times a block may fail verification before the transfer fails."""
     meta: dict[str, str] = field(default_factory=dict)

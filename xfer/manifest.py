@@ -134,9 +134,9 @@ def _walk(top: str, rel: str, skipped: list[str]) -> Iterator[tuple[str, str, os
             skipped.append(f"{d.path} ({what}, not sent)")
 
 
-def blocks_of(size: int, block_size: int, have: Iterable[tuple[int, int]] = ()) -> Iterator[
-    tuple[int, int]
-]:
+def blocks_of(
+    size: int, block_size: int, have: Iterable[tuple[int, int]] = ()
+) -> Iterator[tuple[int, int]]:
     """``(offset, length)`` of the blocks still needed for a file of ``size`` bytes, skipping
     ranges in ``have`` (already verified at the receiver)."""
     done = sorted(have)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import psutil
 
 from policy.signals import PathSignal, SignalVector
-from xfer.tcpinfo import TcpInfo, tcp_info
+from xfer.tcpinfo import TcpInfo, stream_info
+from xfer.transport import PathAggregator
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Monitor:
     """Samples the data sockets a :class:`StreamPool` registers."""
 
     started: float
+    mptcp: bool = False
+    """Data sockets may be MPTCP: sum their subflows and report per-path aggregates."""
     socks: dict[int, socket.socket] = field(default_factory=dict)
     _prev: dict[int, _Counters] = field(default_factory=dict)
     _ended: dict[int, _Counters] = field(default_factory=dict)
@@ -43,6 +46,11 @@ class Monitor:
     _app_bytes_prev: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _proc: psutil.Process = field(default_factory=psutil.Process)
+    _paths: PathAggregator = field(default_factory=PathAggregator)
+    _progress: dict[int, tuple[int, float]] = field(default_factory=dict)
+    _stalled: set[int] = field(default_factory=set)
+    stall_floor: float = 0.3
+    """A stream is stalled after max(this, srtt + 4 rttvar) without ACK progress."""
 
     def __post_init__(self) -> None:
         self._last_t = self.started
@@ -57,31 +65,56 @@ class Monitor:
         """A stream ended; keep its last counters so this MI still counts its bytes."""
         with self._lock:
             self.socks.pop(sid, None)
+            self._progress.pop(sid, None)
             if sid in self._prev:
                 self._ended[sid] = _counters(final)
 
     def sample_rtt(self, now: float) -> None:
-        """A sub-sample of the mean RTT over streams (called several times per MI)."""
+        """A sub-sample (several per MI): mean RTT over streams, and per-stream ACK progress
+        for stall detection."""
         rtts = []
+        stalled = set()
         with self._lock:
-            socks = list(self.socks.values())
-        for s in socks:
-            info = _info(s)
-            if info is None or not info.rtt_us:
+            socks = list(self.socks.items())
+        for sid, s in socks:
+            info = self.info(s)
+            if not info.rtt_us:
                 continue
             rtts.append(info.rtt_us)
             if info.min_rtt_us and (self._min_rtt_us is None or info.min_rtt_us < self._min_rtt_us):
                 self._min_rtt_us = info.min_rtt_us
+            acked, sent = info.bytes_acked or 0, info.bytes_sent or 0
+            last = self._progress.get(sid)
+            if last is None or acked != last[0] or sent <= acked:
+                self._progress[sid] = (acked, now)
+            elif now - last[1] > max(
+                self.stall_floor, (info.rtt_us + 4 * (info.rttvar_us or 0)) / 1e6
+            ):
+                stalled.add(sid)
+        self._stalled = stalled
         if rtts:
             self._rtt.append((now, sum(rtts) / len(rtts)))
 
-    def interval(self, now: float, streams: int, app_bytes: int,
-                 paths: tuple[PathSignal, ...] = ()) -> SignalVector:
+    def stalled(self) -> set[int]:
+        """Streams with unacknowledged data and no ACK progress for longer than their
+        RTO-like timeout at the last sub-sample (a failing path)."""
+        return set(self._stalled)
+
+    @staticmethod
+    def info(sock: socket.socket) -> TcpInfo:
+        """One stream's counters: TCP_INFO, or for MPTCP the subflows' sum with data-level
+        bytes acked/sent (unknown fields are None)."""
+        return stream_info(sock)
+
+    def interval(self, now: float, streams: int, app_bytes: int) -> SignalVector:
         """Close the MI that ends at ``now`` and return its signal vector."""
         self.sample_rtt(now)
         d = _Counters()
+        paths: tuple[PathSignal, ...] = ()
         with self._lock:
-            current = {sid: _counters(_info(s)) for sid, s in self.socks.items()}
+            if self.mptcp:
+                paths = self._paths.sample(now, dict(self.socks))
+            current = {sid: _counters(self.info(s)) for sid, s in self.socks.items()}
             ended, self._ended = self._ended, {}
             for sid, c in [*current.items(), *ended.items()]:
                 p = self._prev.get(sid, _Counters())
@@ -115,16 +148,9 @@ class Monitor:
         )
 
 
-def _info(sock: socket.socket) -> TcpInfo | None:
-    try:
-        return tcp_info(sock)
-    except OSError:
-        return None
-
-
-def _rtt_stats(samples: list[tuple[float, float]], t0: float, t1: float) -> tuple[
-    float | None, float | None
-]:
+def _rtt_stats(
+    samples: list[tuple[float, float]], t0: float, t1: float
+) -> tuple[float | None, float | None]:
     """Mean RTT (ms) over the MI and the RTT gradient (s of RTT per s of time)."""
     if not samples:
         return None, None

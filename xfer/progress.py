@@ -31,9 +31,14 @@ class Progress:
 
             self.total = scan(cfg.paths, cfg.dest).total_bytes
         self._p = RichProgress(
-            TextColumn("[bold]xfer"), BarColumn(), DownloadColumn(binary_units=False),
-            TransferSpeedColumn(), TimeRemainingColumn(),
-            TextColumn("{task.fields[info]}"), console=Console(stderr=True), transient=False,
+            TextColumn("[bold]xfer"),
+            BarColumn(),
+            DownloadColumn(binary_units=False),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=Console(stderr=True),
+            transient=False,
         )
         self._task = self._p.add_task("send", total=self.total, info="connecting")
 
@@ -47,7 +52,9 @@ class Progress:
     def update(self, rec: dict[str, Any]) -> None:
         loss = rec.get("loss_rate")
         rtt = rec.get("rtt_ms")
-        info = (f"{rec['streams']:>3} streams  {rec['throughput_bps'] / 1e9:6.2f} Gbit/s  "
-                f"loss {'?' if loss is None else f'{loss * 100:.3f}%'}  "
-                f"rtt {'?' if rtt is None else f'{rtt:.1f} ms'}")
+        info = (
+            f"{rec['streams']:>3} streams  {rec['throughput_bps'] / 1e9:6.2f} Gbit/s  "
+            f"loss {'?' if loss is None else f'{loss * 100:.3f}%'}  "
+            f"rtt {'?' if rtt is None else f'{rtt:.1f} ms'}"
+        )
         self._p.update(self._task, completed=rec.get("bytes_done", 0), info=info)

@@ -204,8 +204,9 @@ def check_proof(expected: str, got: object) -> bool:
 
 def data_secret(token: bytes, server_nonce: str, client_nonce: str) -> bytes:
     """Per-session secret that binds data connections to their session (never sent)."""
-    return hmac.new(token, b"xfer-data\x00" + f"{server_nonce}\x00{client_nonce}".encode(),
-                    hashlib.sha256).digest()
+    return hmac.new(
+        token, b"xfer-data\x00" + f"{server_nonce}\x00{client_nonce}".encode(), hashlib.sha256
+    ).digest()
 
 
 # --------------------------------------------------------------------------- body checks

@@ -54,7 +54,6 @@ from xfer.session import (
     file_blocks,
     mem_blocks,
 )
-from xfer.tcpinfo import tcp_info
 from xfer.transport import SocketOptions, Transport, make_transport
 
 log = logging.getLogger("xfer.sender")
@@ -82,8 +81,9 @@ class FileSource:
             try:
                 self._fd = os.open(self.entries[fid].source, os.O_RDONLY)
             except OSError as exc:
-                raise XferError(f"cannot read {self.entries[fid].source}: {exc.strerror}",
-                                Exit.LOCAL_IO) from None
+                raise XferError(
+                    f"cannot read {self.entries[fid].source}: {exc.strerror}", Exit.LOCAL_IO
+                ) from None
             self._fid = fid
         return self._fd
 
@@ -92,8 +92,9 @@ class FileSource:
         if blk.length <= SMALL_BLOCK:
             data = os.pread(fd, blk.length, blk.offset)
             if len(data) != blk.length:
-                raise XferError(f"{self.entries[blk.file_id].source} shrank while being sent",
-                                Exit.LOCAL_IO)
+                raise XferError(
+                    f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
+                )
             digest = xxhash.xxh3_64_intdigest(data) if checksum else 0
             send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest) + data)
             return
@@ -109,9 +110,9 @@ class FileSource:
 
 def _mmap_digest(fd: int, offset: int, length: int) -> int:
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
-    with mmap.mmap(fd, length + offset - start, access=mmap.ACCESS_READ, offset=start) as mm:
-        with memoryview(mm) as mv:
-            return xxhash.xxh3_64_intdigest(mv[offset - start:])
+    size = length + offset - start
+    with mmap.mmap(fd, size, access=mmap.ACCESS_READ, offset=start) as mm, memoryview(mm) as mv:
+        return xxhash.xxh3_64_intdigest(mv[offset - start :])
 
 
 def _sendfile(sock: socket.socket, fd: int, offset: int, length: int) -> None:
@@ -191,8 +192,9 @@ class StreamPool:
             while self.active < n:
                 sid = self.next_id
                 self.next_id += 1
-                t = threading.Thread(target=self._run, args=(sid,), daemon=True,
-                                     name=f"xfer-tx-{sid}")
+                t = threading.Thread(
+                    target=self._run, args=(sid,), daemon=True, name=f"xfer-tx-{sid}"
+                )
                 self.threads[sid] = t
                 t.start()
             live = sorted(s for s in self.threads if s not in self.retiring)
@@ -235,7 +237,7 @@ class StreamPool:
                 source.send(sock, blk, self.cfg.checksum)
             send_all(sock, END_HEADER)
             sock.shutdown(socket.SHUT_WR)
-            final = tcp_info(sock)
+            final = self.monitor.info(sock)
             with contextlib.suppress(OSError):
                 sock.recv(1)  # the receiver closes once it has read everything
             clean = True
@@ -246,7 +248,7 @@ class StreamPool:
         finally:
             if sock is not None:
                 if final is None:
-                    final = tcp_info(sock)
+                    final = self.monitor.info(sock)
                 sock.close()
             source.close()
             self.monitor.remove(sid, final)
@@ -264,8 +266,12 @@ class StreamPool:
         try:
             set_timeouts(sock, self.cfg.stall_timeout)
             nonce = secrets.token_hex(8)
-            body = {"session": self.session, "stream": sid, "nonce": nonce,
-                    "proof": proof(self.secret, b"xfer-stream", self.session, str(sid), nonce)}
+            body = {
+                "session": self.session,
+                "stream": sid,
+                "nonce": nonce,
+                "proof": proof(self.secret, b"xfer-stream", self.session, str(sid), nonce),
+            }
             send_all(sock, encode(Msg.DATA_HELLO, body))
             if sock.recv(1) != DATA_OK:
                 raise PeerClosed("receiver refused the data connection")
@@ -342,8 +348,10 @@ class Sender:
         frame = await ch.recv(timeout)
         self.machine.on(frame.msg)
         if frame.msg is Msg.ERROR:
-            raise RemoteError(str(frame.body.get("code", "protocol")),
-                              f"receiver: {frame.body.get('message', 'error')}")
+            raise RemoteError(
+                str(frame.body.get("code", "protocol")),
+                f"receiver: {frame.body.get('message', 'error')}",
+            )
         return frame
 
     async def _handshake(self, ch: Channel) -> tuple[str, bytes]:
@@ -353,13 +361,17 @@ class Sender:
         snonce = need(chal.body, "nonce", str, Msg.CHALLENGE)
         token = self.cfg.token
         if chal.body.get("auth_required") and token is None:
-            raise XferError("the receiver requires a token: give --token-file or XFER_TOKEN", Exit.AUTH)
+            raise XferError(
+                "the receiver requires a token: give --token-file or XFER_TOKEN", Exit.AUTH
+            )
         body = {"proof": proof(token, b"xfer-client", snonce, cnonce)} if token else {}
         await ch.send(Msg.AUTH, body)
         welcome = await self._expect(ch, self.cfg.connect_timeout)
         session = need(welcome.body, "session", str, Msg.WELCOME)
         if token:
-            if not check_proof(proof(token, b"xfer-server", snonce, cnonce), welcome.body.get("proof")):
+            if not check_proof(
+                proof(token, b"xfer-server", snonce, cnonce), welcome.body.get("proof")
+            ):
                 raise XferError("the receiver failed to prove it knows the token", Exit.AUTH)
             return session, data_secret(token, snonce, cnonce)
         return session, bytes.fromhex(need(welcome.body, "data_secret", str, Msg.WELCOME))
@@ -367,20 +379,38 @@ class Sender:
     async def _transfer(self, ch: Channel) -> None:
         cfg = self.cfg
         session, secret = await self._handshake(ch)
-        await ch.send(Msg.OPEN, {"mode": "mem" if cfg.mem else "files", "checksum": cfg.checksum,
-                                 "block_size": cfg.block_size})
+        await ch.send(
+            Msg.OPEN,
+            {
+                "mode": "mem" if cfg.mem else "files",
+                "checksum": cfg.checksum,
+                "block_size": cfg.block_size,
+            },
+        )
         rows = [e.wire() for e in self.catalog.entries]
         for i in range(0, len(rows), 2000):
             await ch.send(Msg.MANIFEST, {"entries": rows[i : i + 2000]})
         await ch.send(Msg.MANIFEST_END, {})
         ready = await self._expect(ch, max(60.0, cfg.stall_timeout))
         sched = await asyncio.to_thread(self._scheduler, ready.body)
-        transport = make_transport(cfg.transport, SocketOptions(
-            congestion=cfg.cc, max_pacing_rate=int(cfg.stream_rate_bps / 8) if cfg.stream_rate_bps else None))
-        monitor = Monitor(time.monotonic())
+        transport = make_transport(
+            cfg.transport,
+            SocketOptions(
+                congestion=cfg.cc,
+                max_pacing_rate=int(cfg.stream_rate_bps / 8) if cfg.stream_rate_bps else None,
+            ),
+        )
+        monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         entries = self.catalog.entries
-        self.pool = StreamPool(cfg, transport, sched, monitor, session, secret,
-                               (lambda: MemSource(cfg.block_size)) if cfg.mem else (lambda: FileSource(entries)))
+        self.pool = StreamPool(
+            cfg,
+            transport,
+            sched,
+            monitor,
+            session,
+            secret,
+            (lambda: MemSource(cfg.block_size)) if cfg.mem else (lambda: FileSource(entries)),
+        )
         await self._drive(ch, sched, monitor)
 
     def _scheduler(self, ready: dict[str, Any]) -> BlockScheduler:
@@ -402,8 +432,9 @@ class Sender:
             if not 0 <= fid < len(entries) or entries[fid].kind != FILE:
                 raise ProtocolError(f"READY names unknown file id {key}")
             have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
-        return BlockScheduler(file_blocks([e for e in entries if e.id not in self.files_done],
-                                          cfg.block_size, have))
+        return BlockScheduler(
+            file_blocks([e for e in entries if e.id not in self.files_done], cfg.block_size, have)
+        )
 
     def _matching(self, e: Entry, ranges: list[list[int]]) -> list[tuple[int, int]]:
         """Ranges whose hash matches our file now (a changed file is sent again, not spliced)."""
@@ -425,8 +456,12 @@ class Sender:
         """The MI loop: monitor, controller, pool; and the acks coming back."""
         cfg = self.cfg
         assert self.pool is not None
-        ccfg = ControllerConfig(min_streams=cfg.min_streams, max_streams=cfg.max_streams,
-                                initial_streams=cfg.streams, mi_s=cfg.mi)
+        ccfg = ControllerConfig(
+            min_streams=cfg.min_streams,
+            max_streams=cfg.max_streams,
+            initial_streams=cfg.streams,
+            mi_s=cfg.mi,
+        )
         controller = make_controller(cfg.policy_spec, ccfg)
         self.pool.set_target(ccfg.clip(controller.initial()))
         reader = asyncio.ensure_future(self._read_acks(ch, sched))
@@ -442,9 +477,11 @@ class Sender:
                 self._check_pool()
                 now = time.monotonic()
                 monitor.sample_rtt(now)
-                if deadline and now >= deadline:
-                    with self.pool.cond:
+                with self.pool.cond:
+                    if deadline and now >= deadline:
                         sched.stop_source()
+                    if cfg.redundancy and sched.hedge(monitor.stalled()):
+                        self.pool.cond.notify_all()
                 if now >= next_mi:
                     next_mi += cfg.mi
                     u_prev = self._interval(controller, monitor, sched, now, u_prev, ccfg)
@@ -477,8 +514,15 @@ class Sender:
         if all_dead:  # every stream died: reopen at once; the controller decides at the next MI
             pool.set_target(pool.target)
 
-    def _interval(self, controller: Any, monitor: Monitor, sched: BlockScheduler, now: float,
-                  u_prev: float | None, ccfg: ControllerConfig) -> float:
+    def _interval(
+        self,
+        controller: Any,
+        monitor: Monitor,
+        sched: BlockScheduler,
+        now: float,
+        u_prev: float | None,
+        ccfg: ControllerConfig,
+    ) -> float:
         pool = self.pool
         assert pool is not None
         with pool.cond:
@@ -490,8 +534,14 @@ class Sender:
         pool.set_target(target)
         self.intervals += 1
         if self.on_interval is not None:
-            rec = {"event": "interval", **sig.to_dict(), "utility": u, "reward": r,
-                   "action": target - streams, "bytes_done": acked}
+            rec = {
+                "event": "interval",
+                **sig.to_dict(),
+                "utility": u,
+                "reward": r,
+                "action": target - streams,
+                "bytes_done": acked,
+            }
             self.on_interval(rec)
         return u
 
@@ -520,8 +570,9 @@ class Sender:
         self.verify_failures[(fid, off)] = n
         if n > self.cfg.max_retries:
             name = self.catalog.entries[fid].path if fid < len(self.catalog.entries) else "memory"
-            raise XferError(f"{name}: block at offset {off} failed verification {n} times",
-                            Exit.INCOMPLETE)
+            raise XferError(
+                f"{name}: block at offset {off} failed verification {n} times", Exit.INCOMPLETE
+            )
         sched.requeue(fid, off, ln)
 
     def summary(self) -> dict[str, Any]:
@@ -546,6 +597,7 @@ class Sender:
             "bytes_sent": sched.bytes_sent if sched else 0,
             "bytes_skipped": self.bytes_skipped,
             "bytes_resent": sched.bytes_resent if sched else 0,
+            "bytes_redundant": sched.bytes_redundant if sched else 0,
             "files": len(files),
             "files_verified": len(files) - len(missing),
             "files_missing": missing[:100],
@@ -559,7 +611,8 @@ class Sender:
             "policy": self.cfg.policy_spec,
             "verified": verified,
             "exit_code": int(code),
-            "error": str(self.error) if self.error else (
-                None if complete else f"{len(missing)} file(s) not verified"),
+            "error": str(self.error)
+            if self.error
+            else (None if complete else f"{len(missing)} file(s) not verified"),
             "receiver": self.remote,
         }

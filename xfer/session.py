@@ -93,48 +93,78 @@ class Block:
     length: int
     resend: bool = False
     """True once the block has been sent before (counted in ``bytes_resent``)."""
+    redundant: bool = False
+    """A hedged copy of a block still in flight elsewhere (counted in ``bytes_redundant``)."""
+
+
+@dataclass(slots=True)
+class _InFlight:
+    block: Block
+    streams: set[int]
+    hedged: bool = False
 
 
 @dataclass
 class BlockScheduler:
-    """Hands the next block to whichever stream asks; remembers which stream holds which
+    """Hands the next block to whichever stream asks; remembers which streams hold which
     unconfirmed block; re-queues the blocks of a stream that dies or a block that failed
-    verification. Any block may go on any stream."""
+    verification; and (EdAR-style hedging) re-sends on another stream a copy of the blocks of
+    a stalled stream. Any block may go on any stream; the receiver discards duplicates by
+    offset."""
 
     source: Iterator[Block]
     pending: deque[Block] = field(default_factory=deque)
-    inflight: dict[tuple[int, int], tuple[Block, int]] = field(default_factory=dict)
+    inflight: dict[tuple[int, int], _InFlight] = field(default_factory=dict)
     bytes_sent: int = 0
     bytes_resent: int = 0
+    bytes_redundant: int = 0
     bytes_acked: int = 0
     exhausted: bool = False
 
     def next(self, stream: int) -> Block | None:
         """The next block for ``stream``, or None when nothing is left to send right now."""
-        if self.pending:
-            blk = self.pending.popleft()
-        elif self.exhausted:
-            return None
-        else:
-            nxt = next(self.source, None)
-            if nxt is None:
+        blk = self._pop_pending(stream)
+        if blk is None:
+            if self.exhausted:
+                return None
+            blk = next(self.source, None)
+            if blk is None:
                 self.exhausted = True
                 return None
-            blk = nxt
         key = (blk.file_id, blk.offset)
-        self.inflight[key] = (blk, stream)
+        fl = self.inflight.get(key)
+        if fl is None:
+            self.inflight[key] = _InFlight(blk, {stream})
+        else:
+            fl.streams.add(stream)
         self.bytes_sent += blk.length
-        if blk.resend:
+        if blk.redundant:
+            self.bytes_redundant += blk.length
+        elif blk.resend:
             self.bytes_resent += blk.length
         return blk
 
+    def _pop_pending(self, stream: int) -> Block | None:
+        for _ in range(len(self.pending)):
+            blk = self.pending.popleft()
+            if not blk.redundant:
+                return blk
+            fl = self.inflight.get((blk.file_id, blk.offset))
+            if fl is None:
+                continue  # confirmed meanwhile: the copy is not needed any more
+            if stream in fl.streams:
+                self.pending.append(blk)  # a copy must go on another stream
+                continue
+            return blk
+        return None
+
     def ack(self, file_id: int, offset: int) -> Block | None:
         """The receiver verified this block; forget it. Unknown keys (duplicates) are fine."""
-        got = self.inflight.pop((file_id, offset), None)
-        if got is None:
+        fl = self.inflight.pop((file_id, offset), None)
+        if fl is None:
             return None
-        self.bytes_acked += got[0].length
-        return got[0]
+        self.bytes_acked += fl.block.length
+        return fl.block
 
     def requeue(self, file_id: int, offset: int, length: int) -> None:
         """Send this range again (it failed verification, or the receiver asked for it)."""
@@ -142,12 +172,30 @@ class BlockScheduler:
         self.pending.append(Block(file_id, offset, length, resend=True))
 
     def stream_lost(self, stream: int) -> int:
-        """A stream died: re-queue (first) every block it had not had confirmed."""
-        lost = [k for k, (_, s) in self.inflight.items() if s == stream]
-        for key in lost:
-            blk, _ = self.inflight.pop(key)
-            self.pending.appendleft(Block(blk.file_id, blk.offset, blk.length, resend=True))
-        return len(lost)
+        """A stream died: re-queue (first) every block only it held unconfirmed."""
+        lost = 0
+        for key, fl in list(self.inflight.items()):
+            if stream not in fl.streams:
+                continue
+            fl.streams.discard(stream)
+            if not fl.streams:
+                del self.inflight[key]
+                b = fl.block
+                self.pending.appendleft(Block(b.file_id, b.offset, b.length, resend=True))
+                lost += 1
+        return lost
+
+    def hedge(self, streams: set[int]) -> int:
+        """Queue, ahead of everything, one redundant copy of each block held only by the given
+        (stalled) streams, to go on other streams. Returns how many were queued."""
+        n = 0
+        for fl in self.inflight.values():
+            if not fl.hedged and fl.streams <= streams:
+                fl.hedged = True
+                b = fl.block
+                self.pending.appendleft(Block(b.file_id, b.offset, b.length, redundant=True))
+                n += 1
+        return n
 
     def stop_source(self) -> None:
         """No new blocks from the source (memory mode deadline reached)."""
@@ -156,16 +204,19 @@ class BlockScheduler:
     @property
     def idle(self) -> bool:
         """Nothing pending and nothing left in the source (blocks may still be in flight)."""
-        return self.exhausted and not self.pending
+        return self.exhausted and not any(
+            not b.redundant or (b.file_id, b.offset) in self.inflight for b in self.pending
+        )
 
     @property
     def done(self) -> bool:
         """Every block sent and confirmed."""
-        return self.idle and not self.inflight
+        return self.exhausted and not self.inflight and self.idle
 
 
-def file_blocks(entries: Iterable[Entry], block_size: int,
-                have: dict[int, list[tuple[int, int]]]) -> Iterator[Block]:
+def file_blocks(
+    entries: Iterable[Entry], block_size: int, have: dict[int, list[tuple[int, int]]]
+) -> Iterator[Block]:
     """Blocks of every file still needed, in manifest order, skipping verified ranges."""
     from xfer.manifest import blocks_of
 
@@ -208,9 +259,13 @@ class FileBook:
             return False
         i = bisect.bisect_right(self.starts, offset)
         if i and self.starts[i - 1] + self.lengths[self.starts[i - 1]] > offset:
-            raise ProtocolError(f"block at {offset} overlaps a verified block of {self.entry.path!r}")
+            raise ProtocolError(
+                f"block at {offset} overlaps a verified block of {self.entry.path!r}"
+            )
         if i < len(self.starts) and self.starts[i] < offset + length:
-            raise ProtocolError(f"block at {offset} overlaps a verified block of {self.entry.path!r}")
+            raise ProtocolError(
+                f"block at {offset} overlaps a verified block of {self.entry.path!r}"
+            )
         self.starts.insert(i, offset)
         self.lengths[offset] = length
         self.verified += length

@@ -9,9 +9,9 @@ import struct
 import pytest
 
 import xfer
+from xfer.config import SenderConfig
 from xfer.dataset import trees_equal
 from xfer.sender import Sender
-from xfer.config import SenderConfig
 
 from .conftest import make_tree
 
@@ -22,7 +22,10 @@ def _meta(path: str) -> dict[str, tuple[int, int]]:
         for n in files + dirs:
             p = os.path.join(d, n)
             st = os.stat(p)
-            out[os.path.relpath(p, path)] = (st.st_mode & 0o7777, st.st_mtime_ns if n in files else 0)
+            out[os.path.relpath(p, path)] = (
+                st.st_mode & 0o7777,
+                st.st_mtime_ns if n in files else 0,
+            )
     return out
 
 
@@ -35,16 +38,25 @@ def test_tree_arrives_identical_with_modes_and_mtimes(tmp_path, receiver) -> Non
     assert (dst / "empty-dir").is_dir() and (dst / "empty").stat().st_size == 0
     assert _meta(src) == _meta(str(dst))
     assert s["files"] == s["files_verified"] == 156 and s["bytes_resent"] == 0
-    assert not (tmp_path / "dst" / ".xfer" / "partial").exists() or not os.listdir(tmp_path / "dst" / ".xfer" / "partial")
+    assert not (tmp_path / "dst" / ".xfer" / "partial").exists() or not os.listdir(
+        tmp_path / "dst" / ".xfer" / "partial"
+    )
 
 
 def test_schedule_changes_streams_mid_transfer(tmp_path, receiver) -> None:
     src = tmp_path / "big.bin"
     src.write_bytes(os.urandom(48 << 20))
     seen = []
-    s = xfer.send([str(src)], receiver.address, policy="schedule:1,8,2,16", mi=0.25,
-                  stream_rate_bps=40e6, block_size=256 << 10, max_streams=16,
-                  on_interval=lambda r: seen.append(r["streams"]))
+    s = xfer.send(
+        [str(src)],
+        receiver.address,
+        policy="schedule:1,8,2,16",
+        mi=0.25,
+        stream_rate_bps=40e6,
+        block_size=256 << 10,
+        max_streams=16,
+        on_interval=lambda r: seen.append(r["streams"]),
+    )
     assert s["exit_code"] == 0 and s["verified"], s
     assert (tmp_path / "dst" / "big.bin").read_bytes() == src.read_bytes()
     assert seen[:4] == [1, 8, 2, 16], seen
@@ -54,8 +66,14 @@ def test_schedule_changes_streams_mid_transfer(tmp_path, receiver) -> None:
 def test_stream_reset_mid_transfer_still_identical(tmp_path, receiver) -> None:
     src = tmp_path / "big.bin"
     src.write_bytes(os.urandom(40 << 20))
-    cfg = SenderConfig(address=receiver.address, paths=(str(src),), streams=4, mi=0.25,
-                       stream_rate_bps=200e6, block_size=512 << 10)
+    cfg = SenderConfig(
+        address=receiver.address,
+        paths=(str(src),),
+        streams=4,
+        mi=0.25,
+        stream_rate_bps=200e6,
+        block_size=512 << 10,
+    )
     killed = []
 
     def reset_one(rec: dict) -> None:

@@ -23,8 +23,8 @@ from xfer.protocol import (
 from xfer.session import (
     RECEIVER_TABLE,
     SENDER_TABLE,
-    Book,
     BlockScheduler,
+    Book,
     Machine,
     State,
     file_blocks,
@@ -39,7 +39,10 @@ def test_frames_round_trip_byte_by_byte() -> None:
     for b in wire:  # worst case: one byte at a time
         dec.feed(bytes([b]))
         got.extend(dec.frames())
-    assert [(f.msg, f.body) for f in got] == [(Msg.HELLO, {"version": 1, "nonce": "ab"}), (Msg.BYE, {})]
+    assert [(f.msg, f.body) for f in got] == [
+        (Msg.HELLO, {"version": 1, "nonce": "ab"}),
+        (Msg.BYE, {}),
+    ]
     assert dec.pending == 0
 
 
@@ -61,7 +64,13 @@ def test_bad_frames_are_protocol_errors(wire: bytes, message: str) -> None:
 
 def test_block_headers() -> None:
     h = decode_block_header(block_header(7, 5 << 32, 4096, 123))
-    assert (h.kind, h.file_id, h.offset, h.length, h.digest) == (BlockKind.BLOCK, 7, 5 << 32, 4096, 123)
+    assert (h.kind, h.file_id, h.offset, h.length, h.digest) == (
+        BlockKind.BLOCK,
+        7,
+        5 << 32,
+        4096,
+        123,
+    )
     assert decode_block_header(END_HEADER).kind is BlockKind.END
     with pytest.raises(ProtocolError, match="outside"):
         decode_block_header(BLOCK_HEADER.pack(1, 0, 0, MAX_BLOCK + 1, 0))
@@ -87,7 +96,9 @@ def test_every_state_is_reachable_and_used() -> None:
         assert used <= set(State)
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "../x", "a/../../x", "a//b", "./a", ".xfer/p", "", "a\x00b"])
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "../x", "a/../../x", "a//b", "./a", ".xfer/p", "", "a\x00b"]
+)
 def test_unsafe_paths_are_refused(path: str) -> None:
     with pytest.raises(ProtocolError):
         check_relpath(path)
@@ -95,7 +106,13 @@ def test_unsafe_paths_are_refused(path: str) -> None:
 
 def test_manifest_rows_are_validated() -> None:
     assert entry_from_wire([0, "f", "a/ü.txt", 5, 1, 0o644]).path == "a/ü.txt"
-    for row in ([0, "f", "a", -1, 1, 0], [0, "x", "a", 1, 1, 0], [0, "d", "a", 3, 1, 0], "x", [True, "f", "a", 1, 1, 0]):
+    for row in (
+        [0, "f", "a", -1, 1, 0],
+        [0, "x", "a", 1, 1, 0],
+        [0, "d", "a", 3, 1, 0],
+        "x",
+        [True, "f", "a", 1, 1, 0],
+    ):
         with pytest.raises(ProtocolError):
             entry_from_wire(row)
 
@@ -161,3 +178,19 @@ def test_in_memory_transfer_with_stream_deaths_loses_and_duplicates_nothing() ->
     assert all(bytes(out[i]) == data[i] for i in data)
     assert all(book.files[e.id].complete for e in entries)
     assert book.bytes_verified == sum(len(d) for d in data.values())
+
+
+def test_hedged_copies_go_to_other_streams_and_vanish_once_acked() -> None:
+    sched = BlockScheduler(mem_blocks(3 * 4, 4))
+    a, b = sched.next(1), sched.next(1)
+    assert a and b
+    assert sched.hedge({1}) == 2 and sched.hedge({1}) == 0  # once per block
+    assert sched.next(1) is not None and sched.next(1) is None  # stream 1 gets only new data
+    copy = sched.next(2)
+    assert copy is not None and copy.redundant and (copy.file_id, copy.offset) in {(0, 0), (0, 4)}
+    sched.ack(a.file_id, a.offset)
+    sched.ack(b.file_id, b.offset)
+    assert sched.next(2) is None  # the remaining copy was confirmed meanwhile: dropped
+    assert sched.bytes_redundant == 4
+    sched.ack(0, 8)
+    assert sched.done
