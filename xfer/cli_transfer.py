@@ -145,7 +145,9 @@ def recv_cmd(
     "--stream-rate", metavar="RATE", help="Per-stream cap (SO_MAX_PACING_RATE), e.g. 50Mbit."
 )
 @click.option(
-    "--cc", type=click.Choice(["cubic", "bbr", "reno"]), help="TCP congestion control per stream."
+    "--cc",
+    type=click.Choice(["cubic", "bbr", "reno", "auto"]),
+    help="TCP congestion control per stream; auto: a learner picks it for new streams.",
 )
 @click.option("--transport", type=click.Choice(["tcp", "mptcp"]), default="tcp", show_default=True)
 @click.option("--dest", default="", help="Sub-directory of the receiver's root to write into.")

@@ -58,7 +58,8 @@ class SenderConfig:
     stream_rate_bps: float | None = None
     """Per-stream cap in bit/s (SO_MAX_PACING_RATE)."""
     cc: str | None = None
-    """TCP congestion control per stream (cubic, bbr, reno); None keeps the system default."""
+    """TCP congestion control per stream (cubic, bbr, reno), ``auto`` to let a learner choose
+    for new streams as conditions change, or None for the system default."""
     transport: str = "tcp"
     """Data stream transport: tcp or mptcp."""
     checksum: bool = True

@@ -24,6 +24,7 @@ from typing import Any
 import xxhash
 
 from policy.base import ControllerConfig, make_controller
+from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
@@ -129,7 +130,8 @@ def _sendfile(sock: socket.socket, fd: int, offset: int, length: int) -> None:
 
 
 class MemSource:
-    """Memory mode: blocks cut from one random pattern, their digests computed once."""
+    """Memory mode: blocks cut from one random pattern, their digests computed once. One
+    instance is shared by every stream (it is read-only once built)."""
 
     def __init__(self, block_size: int) -> None:
         self.block = block_size
@@ -164,7 +166,6 @@ class StreamPool:
     """Opens and closes data streams to reach the controller's target, while data flows."""
 
     cfg: SenderConfig
-    transport: Transport
     sched: BlockScheduler
     monitor: Monitor
     session: str
@@ -179,6 +180,33 @@ class StreamPool:
     stopping: bool = False
     deaths: int = 0
     error: BaseException | None = None
+    cc: str | None = None
+    """Congestion control for new streams (None: the system default)."""
+    stream_cc: dict[int, str | None] = field(default_factory=dict)
+    transports: dict[str | None, Transport] = field(default_factory=dict)
+
+    def transport(self, cc: str | None) -> Transport:
+        """The transport that opens streams with congestion control ``cc`` (one per name)."""
+        t = self.transports.get(cc)
+        if t is None:
+            rate = self.cfg.stream_rate_bps
+            opts = SocketOptions(congestion=cc, max_pacing_rate=int(rate / 8) if rate else None)
+            t = self.transports[cc] = make_transport(self.cfg.transport, opts)
+        return t
+
+    def recycle(self, k: int) -> None:
+        """Replace up to ``k`` streams running another congestion control than ``cc``."""
+        with self.cond:
+            old = [
+                s
+                for s in sorted(self.threads)
+                if s not in self.retiring and self.stream_cc.get(s) != self.cc
+            ][:k]
+            target = self.target
+        for sid in old:
+            with self.cond:
+                self.retiring.add(sid)
+            self.set_target(target)
 
     @property
     def active(self) -> int:
@@ -196,6 +224,7 @@ class StreamPool:
                     target=self._run, args=(sid,), daemon=True, name=f"xfer-tx-{sid}"
                 )
                 self.threads[sid] = t
+                self.stream_cc[sid] = self.cc
                 t.start()
             live = sorted(s for s in self.threads if s not in self.retiring)
             for sid in live[n:]:
@@ -255,6 +284,7 @@ class StreamPool:
             with self.cond:
                 self.threads.pop(sid, None)
                 self.retiring.discard(sid)
+                self.stream_cc.pop(sid, None)
                 if not clean:
                     self.deaths += 1
                     self.sched.stream_lost(sid)
@@ -262,7 +292,9 @@ class StreamPool:
 
     def _open(self, sid: int) -> socket.socket:
         host, port = split_hostport(self.cfg.address)
-        sock = self.transport.connect(host, port, timeout=self.cfg.connect_timeout)
+        sock = self.transport(self.stream_cc.get(sid)).connect(
+            host, port, timeout=self.cfg.connect_timeout
+        )
         try:
             set_timeouts(sock, self.cfg.stall_timeout)
             nonce = secrets.token_hex(8)
@@ -303,6 +335,7 @@ class Sender:
         self.pool: StreamPool | None = None
         self.remote: dict[str, Any] = {}
         self.intervals = 0
+        self.cc_auto: CcChooser | None = None
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
@@ -393,23 +426,16 @@ class Sender:
         await ch.send(Msg.MANIFEST_END, {})
         ready = await self._expect(ch, max(60.0, cfg.stall_timeout))
         sched = await asyncio.to_thread(self._scheduler, ready.body)
-        transport = make_transport(
-            cfg.transport,
-            SocketOptions(
-                congestion=cfg.cc,
-                max_pacing_rate=int(cfg.stream_rate_bps / 8) if cfg.stream_rate_bps else None,
-            ),
-        )
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         entries = self.catalog.entries
+        mem = MemSource(cfg.block_size) if cfg.mem else None  # one pattern shared by all streams
         self.pool = StreamPool(
             cfg,
-            transport,
             sched,
             monitor,
             session,
             secret,
-            (lambda: MemSource(cfg.block_size)) if cfg.mem else (lambda: FileSource(entries)),
+            (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
         )
         await self._drive(ch, sched, monitor)
 
@@ -463,6 +489,8 @@ class Sender:
             mi_s=cfg.mi,
         )
         controller = make_controller(cfg.policy_spec, ccfg)
+        self.cc_auto = CcChooser() if cfg.cc == "auto" else None
+        self.pool.cc = self.cc_auto.current if self.cc_auto else cfg.cc
         self.pool.set_target(ccfg.clip(controller.initial()))
         reader = asyncio.ensure_future(self._read_acks(ch, sched))
         u_prev: float | None = None
@@ -532,6 +560,9 @@ class Sender:
         r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
         target = ccfg.clip(controller.decide(sig))
         pool.set_target(target)
+        if self.cc_auto is not None:
+            pool.cc = self.cc_auto.update(sig, u)
+            pool.recycle(max(1, target // 4))
         self.intervals += 1
         if self.on_interval is not None:
             rec = {
@@ -541,6 +572,7 @@ class Sender:
                 "reward": r,
                 "action": target - streams,
                 "bytes_done": acked,
+                "cc": pool.cc,
             }
             self.on_interval(rec)
         return u
