@@ -1,0 +1,142 @@
+"""The command line as users and scripts see it: the JSON contract, exit codes, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from xfer.dataset import trees_equal
+
+END_KEYS = {
+    "event",
+    "bytes",
+    "files",
+    "seconds",
+    "throughput_bps",
+    "streams_max",
+    "bytes_resent",
+    "verified",
+    "exit_code",
+    "error",
+}
+INTERVAL_KEYS = {
+    "event",
+    "t",
+    "streams",
+    "throughput_bps",
+    "loss_rate",
+    "rtt_ms",
+    "rtt_gradient",
+    "rtt_ratio",
+    "utility",
+    "reward",
+    "action",
+    "cpu_percent",
+}
+
+
+def xfer(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xfer.cli", *args], capture_output=True, text=True, timeout=120, **kw
+    )
+
+
+@pytest.fixture
+def recv(tmp_path) -> Iterator[tuple[str, str]]:
+    root = str(tmp_path / "dst")
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "xfer.cli",
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            root,
+            "--no-fsync",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert p.stderr is not None
+    line = p.stderr.readline()
+    assert "listening on" in line, line
+    yield line.split("listening on ")[1].split(",")[0], root
+    p.terminate()
+    assert p.wait(10) == 0  # SIGTERM is a clean shutdown
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys; from click.testing import CliRunner; from xfer.cli import cli; "
+        "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output; "
+        "heavy = {'torch', 'pyarrow', 'matplotlib', 'skopt', 'numpy'} & set(sys.modules); "
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_send_json_stream_contract(tmp_path, recv) -> None:
+    address, _ = recv
+    r = xfer(
+        "send",
+        "--mem",
+        "300M",
+        address,
+        "--policy",
+        "schedule:1,3,2",
+        "--mi",
+        "0.1",
+        "--stream-rate",
+        "400Mbit",
+        "--json-stream",
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    intervals, end = lines[:-1], lines[-1]
+    assert end["event"] == "end" and set(end) >= END_KEYS and end["verified"] is True
+    assert len(intervals) >= 3 and all(set(i) >= INTERVAL_KEYS for i in intervals)
+    assert [i["streams"] for i in intervals[:3]] == [1, 3, 2]
+    assert any(i["throughput_bps"] > 0 for i in intervals)
+
+
+def test_send_tree_json_and_log(tmp_path, recv) -> None:
+    from .conftest import make_tree
+
+    address, root = recv
+    src = make_tree(str(tmp_path / "tree"))
+    log = tmp_path / "run.parquet"
+    r = xfer(
+        "send",
+        src,
+        address,
+        "--streams",
+        "3",
+        "--json",
+        "--log",
+        str(log),
+        "--meta",
+        "scenario=loopback",
+    )
+    assert r.returncode == 0, r.stderr
+    end = json.loads(r.stdout)
+    assert end["verified"] and end["files"] == 156 and trees_equal(src, os.path.join(root, "tree"))
+    assert log.exists()
+
+
+def test_exit_codes(tmp_path) -> None:
+    r = xfer("send", str(tmp_path), "127.0.0.1:1", "--json")  # nobody listens there
+    assert r.returncode == 3 and "connection" in json.loads(r.stdout)["error"]
+    r = xfer("send", str(tmp_path / "missing"), "127.0.0.1:1")
+    assert r.returncode == 2 and "no such file" in r.stderr
+    r = xfer("send", "--mem", "1M", "127.0.0.1:1", "--policy", "nonsense")
+    assert r.returncode == 2 and "unknown policy" in r.stderr
+    r = xfer("recv", "--listen", "0.0.0.0:0", "--root", str(tmp_path))
+    assert r.returncode == 2 and "without a token" in r.stderr
