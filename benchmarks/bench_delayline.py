@@ -20,7 +20,7 @@ import subprocess
 import time
 
 from testbeds import Testbed, load_scenario
-from testbeds.calibrate import CAL_PORT, _iperf, calibrate
+from testbeds.calibrate import _iperf, _received_twice, calibrate
 from testbeds.scenario import parse_scenario
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -44,27 +44,16 @@ def delay_line_cost(seconds: float) -> dict:
             time.sleep(2)
             peer = client.pid  # `ip netns exec` execs iperf3, so this is iperf3's own pid
             c0, p0, t0 = cpu_seconds(pid), cpu_seconds(peer), time.monotonic()
-            b0 = _bytes(rcv)
-            time.sleep(seconds)
+            nbytes, span = _received_twice(rcv, 0, seconds)
             c1, p1, t1 = cpu_seconds(pid), cpu_seconds(peer), time.monotonic()
-            b1 = _bytes(rcv)
     dl, ip = (c1 - c0) / (t1 - t0), (p1 - p0) / (t1 - t0)
     return {
         "measure": "delay_line_cpu_at_1gbit",
-        "goodput_mbps": round((b1 - b0) * 8 / (t1 - t0) / 1e6, 1),
+        "goodput_mbps": round(nbytes * 8 / span / 1e6, 1),
         "delay_line_cpu_s_per_s": round(dl, 3),
         "iperf3_sender_cpu_s_per_s": round(ip, 3),
         "ratio_delay_line_to_iperf3": round(dl / ip, 3) if ip else None,
     }
-
-
-def _bytes(host) -> int:  # type: ignore[no-untyped-def]
-    out = host.run(
-        ["ss", "-Hti", "state", "established", f"sport = :{CAL_PORT}"],
-        capture_output=True,
-        text=True,
-    ).stdout
-    return sum(int(t.split(":")[1]) for t in out.split() if t.startswith("bytes_received:"))
 
 
 def calibration_at(rate_gbit: float, rtt_ms: float) -> dict:

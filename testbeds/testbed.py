@@ -82,6 +82,7 @@ def _check_environment() -> None:
 class Testbed:
     """A scenario brought up in network namespaces (a context manager)."""
 
+    __test__ = False  # not a pytest test class despite the name
     _live: set[str] = set()
 
     def __init__(self, scenario: Scenario | str, name: str | None = None) -> None:

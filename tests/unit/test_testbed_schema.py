@@ -38,7 +38,7 @@ def parse(text: str):  # type: ignore[no-untyped-def]
 
 def test_required_scenarios_are_shipped_and_valid() -> None:
     names = set(list_scenarios())
-    assert REQUIRED <= names
+    assert names >= REQUIRED
     assert any(n.startswith("fast-") for n in names), "a 10G-class scenario scaled to this machine"
     for name in names:
         scn = load_scenario(name)
