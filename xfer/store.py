@@ -16,6 +16,7 @@ written is refused, so nothing can be written outside the root.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -28,6 +29,9 @@ from dataclasses import dataclass, field
 from xfer.manifest import DIR, STATE_DIR, Entry
 
 JOURNAL_RECORD = struct.Struct("!QIQ")
+SAFE_MODE = 0o1777
+"""Mode bits restored on received files: never setuid/setgid (a peer must not be able to plant
+a set-id executable, least of all on a receiver running as root)."""
 PARTIAL_DIR = f"{STATE_DIR}/partial"
 
 
@@ -54,6 +58,10 @@ class Partial:
     fd: int = -1
     dirty: bool = False
     unsynced: list[tuple[int, int, int]] = field(default_factory=list)
+    users: int = 0
+    """Threads inside a ``pwrite`` on ``fd`` right now (the fd is closed only at zero)."""
+    closed: bool = False
+    """Finalized, evicted or store closed: no new writer may use ``fd``."""
 
 
 class Store:
@@ -66,12 +74,24 @@ class Store:
         self.max_open = max_open
         self.root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         self.state_fd = self._open_dir(PARTIAL_DIR, create=True)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._open: OrderedDict[str, Partial] = OrderedDict()
+        self._finished: set[str] = set()
+        self._closed = False
 
-    def close(self) -> None:
-        for p in list(self._open.values()):
-            self._close_fd(p)
+    def close(self, wait: float = 10.0) -> None:
+        """Close every partial (after the writers inside a ``pwrite`` left) and the root.
+        Idempotent; writes after this fail with a StoreError."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for p in self._open.values():
+                p.closed = True
+            self._lock.wait_for(lambda: all(p.users == 0 for p in self._open.values()), wait)
+            for p in list(self._open.values()):
+                self._close_fd(p)
+            self._open.clear()
         os.close(self.state_fd)
         os.close(self.root_fd)
 
@@ -87,10 +107,8 @@ class Store:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    try:
+                    with contextlib.suppress(FileExistsError):
                         os.mkdir(part, 0o755, dir_fd=fd)
-                    except FileExistsError:
-                        pass
                     nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
@@ -146,6 +164,12 @@ class Store:
         """Get ready to receive ``entry``. Returns ``(already_complete, verified_ranges)``:
         complete when the final file exists with the same size and mtime; otherwise the
         ranges a matching journal lists (a journal for another size/mtime is discarded)."""
+        try:
+            return self._prepare(entry)
+        except OSError as exc:
+            raise _io_error(exc, f"preparing {entry.path!r}") from None
+
+    def _prepare(self, entry: Entry) -> tuple[bool, list[tuple[int, int, int]]]:
         if entry.kind == DIR:
             os.close(self._open_dir(entry.path, create=True))
             return True, []
@@ -198,10 +222,8 @@ class Store:
 
     def _drop_partial(self, key: str) -> None:
         for suffix in (".part", ".jnl"):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(key + suffix, dir_fd=self.state_fd)
-            except FileNotFoundError:
-                pass
 
     def _create_empty(self, entry: Entry) -> None:
         key = self.key(entry)
@@ -211,35 +233,53 @@ class Store:
     # ---------------------------------------------------------------------- writing
 
     def _partial(self, entry: Entry) -> Partial:
+        """The open partial of ``entry`` (call with the lock held). A finalized file has no
+        partial any more: FileNotFoundError, which the data path treats as a late duplicate."""
         key = self.key(entry)
-        with self._lock:
-            p = self._open.get(key)
-            if p is not None:
-                self._open.move_to_end(key)
-                return p
-            p = Partial(entry, key)
-            p.fd = os.open(f"{key}.part", os.O_WRONLY, dir_fd=self.state_fd)
-            self._open[key] = p
-            while len(self._open) > self.max_open:
-                _, old = self._open.popitem(last=False)
-                self._flush_one(old)
-                self._close_fd(old)
+        if self._closed:
+            raise StoreError("io", f"session ended while writing {entry.path!r}")
+        if key in self._finished:
+            raise FileNotFoundError(f"{entry.path!r} is already complete")
+        p = self._open.get(key)
+        if p is not None:
+            self._open.move_to_end(key)
             return p
+        p = Partial(entry, key)
+        p.fd = os.open(f"{key}.part", os.O_WRONLY, dir_fd=self.state_fd)
+        self._open[key] = p
+        if len(self._open) > self.max_open:  # evict the least recently used idle partial
+            for old in [q for q in self._open.values() if q.users == 0 and q is not p]:
+                del self._open[old.key]
+                self._flush_one(old)
+                old.closed = True
+                self._close_fd(old)
+                if len(self._open) <= self.max_open:
+                    break
+        return p
 
     def write(self, entry: Entry, offset: int, data: memoryview) -> None:
-        """Write a verified block at its offset in the partial file."""
-        p = self._partial(entry)
+        """Write a verified block at its offset in the partial file. The partial's fd stays
+        open while we are inside ``pwrite`` (a concurrent finalize or eviction waits), so a
+        late duplicate block can never land in a renamed file or in a reused descriptor."""
+        with self._lock:
+            p = self._partial(entry)
+            p.users += 1
         try:
             done = 0
             while done < len(data):
                 done += os.pwrite(p.fd, data[done:], offset + done)
         except OSError as exc:
             raise _io_error(exc, f"writing {entry.path!r}") from None
+        finally:
+            with self._lock:
+                p.users -= 1
+                if p.users == 0:
+                    self._lock.notify_all()
 
     def record(self, entry: Entry, offset: int, length: int, digest: int) -> None:
         """Remember a verified, written block; it reaches the journal at the next sync."""
-        p = self._partial(entry)
         with self._lock:
+            p = self._partial(entry)
             p.unsynced.append((offset, length, digest))
             p.dirty = True
 
@@ -249,7 +289,7 @@ class Store:
             todo = [p for p in self._open.values() if p.dirty]
         for p in todo:
             with self._lock:
-                if p.fd < 0:
+                if p.fd < 0 or p.closed:
                     continue
                 self._flush_one(p)
 
@@ -276,10 +316,15 @@ class Store:
 
     def finalize(self, entry: Entry) -> None:
         """All of ``entry`` is verified: make it durable, set mode and mtime, rename it into
-        its final place, and forget its journal."""
-        p = self._partial(entry)
+        its final place, and forget its journal. Waits for writers still inside a ``pwrite``
+        of this file (duplicates); later ones are refused."""
         with self._lock:
+            p = self._partial(entry)
             self._open.pop(p.key, None)
+            self._finished.add(p.key)
+            p.closed = True
+            p.unsynced.clear()
+            self._lock.wait_for(lambda: p.users == 0)
         try:
             self._install(p)
         except OSError as exc:
@@ -289,7 +334,7 @@ class Store:
         e = p.entry
         try:
             self._maybe_fsync(p.fd)
-            os.fchmod(p.fd, e.mode)
+            os.fchmod(p.fd, e.mode & SAFE_MODE)
             os.utime(p.fd, ns=(e.mtime_ns, e.mtime_ns))
         finally:
             self._close_fd(p)
@@ -306,7 +351,7 @@ class Store:
         for e in sorted((e for e in entries if e.kind == DIR), key=lambda e: -e.path.count("/")):
             fd = self._open_dir(e.path, create=True)
             try:
-                os.fchmod(fd, e.mode | 0o700)
+                os.fchmod(fd, (e.mode | 0o700) & SAFE_MODE)
                 os.utime(fd, ns=(e.mtime_ns, e.mtime_ns))
             finally:
                 os.close(fd)
