@@ -53,6 +53,7 @@ class RemoteError(XferError):
         "io": Exit.REMOTE_IO,
         "no_space": Exit.REMOTE_IO,
         "verify": Exit.INCOMPLETE,
+        "timeout": Exit.NETWORK,
         "internal": Exit.INTERNAL,
     }
 

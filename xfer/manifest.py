@@ -51,7 +51,11 @@ def check_relpath(path: object) -> str:
     for part in parts:
         if part in ("", ".", ".."):
             raise ProtocolError(f"path {path!r} refused: empty, '.' or '..' component")
-        if len(os.fsencode(part)) > 255:
+        try:
+            encoded = os.fsencode(part)
+        except UnicodeEncodeError:
+            raise ProtocolError(f"path {path!r} is not encodable as a file name") from None
+        if len(encoded) > 255:
             raise ProtocolError(f"path {path!r} has a component longer than 255 bytes")
     if parts[0] == STATE_DIR:
         raise ProtocolError(f"path {path!r} refused: {STATE_DIR}/ is the receiver's state")
@@ -66,8 +70,10 @@ def entry_from_wire(row: object) -> Entry:
     ints = (fid, size, mtime_ns, mode)
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in ints):
         raise ProtocolError("manifest id/size/mtime/mode must be integers")
-    if kind not in (FILE, DIR) or fid < 0 or size < 0 or not 0 <= mode <= 0o7777:
+    if kind not in (FILE, DIR) or fid < 0 or not 0 <= size < 1 << 62 or not 0 <= mode <= 0o7777:
         raise ProtocolError(f"bad manifest row for {path!r}")
+    if not -(1 << 62) < mtime_ns < 1 << 62:
+        raise ProtocolError(f"mtime_ns {mtime_ns} of {path!r} out of range")
     if kind == DIR and size:
         raise ProtocolError(f"directory {path!r} with a size")
     return Entry(fid, kind, check_relpath(path), size, mtime_ns, mode)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import secrets
 import socket
@@ -44,6 +45,10 @@ from xfer.store import Store, StoreError
 from xfer.transport import listen_any
 
 log = logging.getLogger("xfer.receiver")
+
+ERROR_TIMEOUT = "timeout"
+"""ERROR code for a session ended because its sender went silent (exit code 3, resumable).
+(Not in protocol.ErrorCode yet; codes are plain strings on the wire.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +100,14 @@ def split_hostport(s: str) -> tuple[str, int]:
 
 
 def _is_loopback(host: str) -> bool:
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """Only the name ``localhost`` and literal loopback addresses count: a host name such as
+    ``127.attacker.example`` may resolve anywhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass
@@ -117,6 +129,10 @@ class Session:
     error: tuple[str, str] | None = None
     data_socks: set[socket.socket] = field(default_factory=set)
     streams_seen: int = 0
+    ready: bool = False
+    """READY was sent: data connections are accepted from now on."""
+    claimed: frozenset[str] = frozenset()
+    """Paths this session holds against concurrent writers (released when it ends)."""
     bytes_received: int = 0
     blocks_bad: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -138,6 +154,7 @@ class Receiver:
         self._listener: socket.socket | None = None
         self._stop: asyncio.Event | None = None
         self._busy_paths: set[str] = set()
+        self._busy_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.completed_sessions = 0
@@ -260,9 +277,14 @@ class Receiver:
             await self._send_error(ch, exc.code, str(exc))
         except (PeerClosed, ConnectionError, TimeoutError) as exc:
             log.info("session %s: sender gone: %s", s.id[:8], exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # our bug: say so to the sender, keep serving the others
+            log.exception("session %s: internal error", s.id[:8])
+            await self._send_error(ch, ErrorCode.INTERNAL, f"receiver internal error: {exc!r}")
         finally:
             ch.close()
-            self._abort(s)
+            await asyncio.shield(asyncio.to_thread(self._abort, s))
             self.sessions.pop(s.id, None)
             self.completed_sessions += 1
             if cfg.once and self._stop is not None:
@@ -312,20 +334,24 @@ class Receiver:
                 s.entries.append(e)
         if s.mode == "mem":
             await ch.send(Msg.READY, {"have": {}, "done": []})
-            return
-        await ch.send(Msg.READY, await asyncio.to_thread(self._prepare, s))
+        else:
+            await ch.send(Msg.READY, await asyncio.to_thread(self._prepare, s))
+        s.ready = True
 
     def _prepare(self, s: Session) -> dict[str, Any]:
         """Check every path, then open partials and read journals (a worker thread)."""
-        paths = {e.path for e in s.entries}
+        paths = frozenset(e.path for e in s.entries)
         if len(paths) != len(s.entries):
             raise ProtocolError("manifest lists the same path twice")
-        busy = paths & self._busy_paths
-        if busy:
-            raise RemoteError(ErrorCode.LIMIT, f"{sorted(busy)[0]!r} is being written by another session")
+        with self._busy_lock:  # check and claim at once: two sessions never write one path
+            busy = paths & self._busy_paths
+            if busy:
+                raise RemoteError(ErrorCode.LIMIT, f"{sorted(busy)[0]!r} is being written by "
+                                  "another session; re-run once it has ended")
+            self._busy_paths |= paths
+            s.claimed = paths
         s.store = Store(self.config.root, fsync=self.config.fsync, max_open=self.config.max_open_files)
         s.store.check_paths(s.entries)
-        self._busy_paths |= paths
         s.book = Book(s.entries)
         have: dict[str, list[list[int]]] = {}
         done: list[int] = []
@@ -335,7 +361,7 @@ class Receiver:
                 s.book.files[e.id].done = True
                 done.append(e.id)
                 continue
-            for off, ln, h in ranges:
+            for off, ln, _digest in ranges:
                 s.book.preload(e.id, off, ln)
             if ranges:
                 have[str(e.id)] = [list(r) for r in ranges]
@@ -344,13 +370,21 @@ class Receiver:
     async def _active(self, ch: Channel, s: Session) -> None:
         """Blocks flow: push acks every 10 ms, sync the journal every second, until BYE."""
         recv_task = asyncio.ensure_future(ch.recv())
-        last_sync = time.monotonic()
+        last_sync = idle_since = time.monotonic()
         try:
             while True:
                 done, _ = await asyncio.wait({recv_task}, timeout=0.01)
                 await self._flush_acks(ch, s)
                 if s.error is not None:
                     raise RemoteError(*s.error)
+                now = time.monotonic()
+                if s.data_socks:
+                    idle_since = now
+                elif now - idle_since > self.config.stall_timeout and not done:
+                    raise RemoteError(ERROR_TIMEOUT, (
+                        f"no data connection and no control message for "
+                        f"{self.config.stall_timeout:g} s: the sender is gone; session ended, "
+                        "verified data kept (re-run to resume)"))
                 if time.monotonic() - last_sync >= self.config.sync_interval and s.store:
                     await asyncio.to_thread(s.store.sync)
                     last_sync = time.monotonic()
@@ -394,7 +428,9 @@ class Receiver:
         })
 
     def _abort(self, s: Session) -> None:
-        """End a session: stop its streams and make what was verified durable (resumable)."""
+        """End a session: stop its streams and make what was verified durable (resumable).
+        Runs in a worker thread (it may fsync and wait for writers). The store is closed, not
+        dropped: a stream thread still inside a block gets a StoreError, never a closed fd."""
         for sock in list(s.data_socks):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
@@ -402,8 +438,9 @@ class Receiver:
             with contextlib.suppress(StoreError, OSError):
                 s.store.sync()
             s.store.close()
-            s.store = None
-        self._busy_paths -= {e.path for e in s.entries}
+        with self._busy_lock:
+            self._busy_paths -= s.claimed
+            s.claimed = frozenset()
 
     # ------------------------------------------------------------ data streams
 
@@ -416,7 +453,7 @@ class Receiver:
                                         body.get("proof")):
             await self._send_error(ch, ErrorCode.AUTH, "data connection not bound to a live session")
             return
-        if s.machine.state is not State.ACTIVE or len(s.data_socks) >= self.config.max_streams:
+        if not s.ready or s.machine.state is not State.ACTIVE or len(s.data_socks) >= self.config.max_streams:
             await self._send_error(ch, ErrorCode.LIMIT, "session not active or too many streams")
             return
         if ch.decoder.pending:
