@@ -149,8 +149,9 @@ class Transfer:
 
     def at(self, when: float) -> float:
         """Throughput of the MI covering ``when``; NaN when the transfer is not running."""
-        i = int(np.searchsorted(self.t_end, when, side="left"))
-        if i < len(self.t_end) and self.t_end[i] - self.mi_s[i] <= when:
+        eps = 1e-6  # absolute times are large floats: allow for rounding
+        i = int(np.searchsorted(self.t_end, when - eps, side="left"))
+        if i < len(self.t_end) and self.t_end[i] - self.mi_s[i] <= when + eps:
             return float(self.thr_bps[i])
         return float("nan")
 
@@ -183,14 +184,15 @@ def jfi_series(
     if not transfers:
         return np.array([]), np.array([]), np.array([])
     t0, t1 = min(x.start for x in transfers), max(x.end for x in transfers)
-    grid = np.arange(t0 + step_s, t1 + 1e-9, step_s)
+    rel = np.arange(step_s, t1 - t0 + 1e-6, step_s)  # relative: absolute times lose digits
+    grid = t0 + rel
     jfi, active = np.full(len(grid), np.nan), np.zeros(len(grid), dtype=int)
     for i, g in enumerate(grid):
         vals = [v for v in (x.at(g) for x in transfers) if not np.isnan(v)]
         active[i] = len(vals)
         if vals:
             jfi[i] = jain_index(vals)
-    return grid - t0, jfi, active
+    return rel, jfi, active
 
 
 def fixed_streams(policy: str) -> int | None:
