@@ -28,8 +28,9 @@ PEER_PACKAGES = {
 }
 """Peer program -> the Debian package that ships it (all listed in scripts/setup.sh)."""
 
-XFER = [sys.executable, "-c", "from xfer.cli import main; main()"]
-"""How to run the xfer CLI from the interpreter that runs the benchmark."""
+XFER = [sys.executable, "-P", "-c", "from xfer.cli import main; main()"]
+"""How to run the xfer CLI from the interpreter that runs the benchmark (``-P``: the current
+directory is not put first on the path, so ``PYTHONPATH`` decides which xfer runs)."""
 
 
 def check_peers(install: bool) -> dict[str, bool]:

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
 
 import _peers  # noqa: E402
 from _peers import XFER, ClientRun, Server, run_client  # noqa: E402
@@ -94,6 +95,41 @@ class Sample:
         return (
             (self.cpu_send + self.cpu_recv) / (self.bytes / 1e9) if self.ok and self.bytes else 0.0
         )
+
+
+# ------------------------------------------------------------------------ the engine
+
+
+def snapshot_engine(source: Path, work: Path) -> dict[str, Any]:
+    """Copy the engine's packages (``xfer``, ``policy``) from ``source`` into ``work`` and put
+    the copy first on every child's ``PYTHONPATH``: every xfer process of the run then runs the
+    same code, even while others edit the tree. Returns where it came from (commit, dirty)."""
+    dest = work / "engine"
+    for pkg in ("xfer", "policy"):
+        if not (source / pkg).is_dir():
+            raise SystemExit(
+                f"bench: {source / pkg} not found: give --engine the directory "
+                "that holds the xfer/ and policy/ packages"
+            )
+        shutil.copytree(source / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p
+    )
+    where = subprocess.run(
+        [*XFER[:2], "-c", "import xfer; print(xfer.__file__)"], capture_output=True, text=True
+    ).stdout.strip()
+    if not where.startswith(str(dest)):
+        raise SystemExit(f"bench: the xfer processes would import {where!r}, not the snapshot")
+    info: dict[str, Any] = {"source": str(source)}
+    git = ["git", "-C", str(source)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--", "xfer", "policy"], capture_output=True, text=True
+        ).stdout.split("\n")
+        info["commit"] = head.stdout.strip()
+        info["dirty_files"] = sorted(line[3:] for line in dirty if line.strip())
+    return info
 
 
 # ------------------------------------------------------------------------------ the tree
@@ -410,7 +446,7 @@ def print_tables(summary: dict[str, Any], cfg: BenchConfig, info: dict[str, Any]
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = Console(width=None if sys.stdout.isatty() else 110)
     cells = {(c["section"], c["tool"], c["streams"]): c for c in summary["cells"]}
 
     def fmt(v: float | None, spec: str = ".2f") -> str:
@@ -446,9 +482,16 @@ def print_tables(summary: dict[str, Any], cfg: BenchConfig, info: dict[str, Any]
     for col in ("target", "value", "want", "verdict"):
         tt.add_column(col)
     for tg in summary["targets"]:
+        if tg["target"].split(":")[0] not in cfg.sections and "checksum" not in tg["target"]:
+            continue
         verdict = {True: "[green]PASS", False: "[red]MISS", None: "[yellow]n/a"}[tg["pass"]]
         tt.add_row(tg["target"], fmt(tg["value"], ".3f"), tg["want"], verdict)
     con.print(tt)
+    eng = info.get("engine", {})
+    con.print(
+        f"engine {eng.get('commit', '?')} from {eng.get('source', '?')}"
+        f"{' + uncommitted ' + ', '.join(eng['dirty_files']) if eng.get('dirty_files') else ''}"
+    )
     con.print(
         f"load average {info['load_before']} before, {info['load_after']} after; "
         f"{info['machine']['cores']} cores ({info['machine']['cpu']}); "
@@ -477,6 +520,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="OUT", help="also write every sample and the summary here")
     ap.add_argument("--install", action="store_true", help="apt-get missing peers (root)")
     ap.add_argument("--reps", type=int, help="repetitions (default 3)")
+    ap.add_argument(
+        "--engine",
+        metavar="DIR",
+        default=str(REPO),
+        help="directory holding the xfer/ and policy/ packages to measure "
+        "(default: this repository); copied once at the start",
+    )
     ap.add_argument("--only", choices=["mem", "files"], help="run one section")
     ap.add_argument(
         "--tmpfs", default="/dev/shm", help="tmpfs directory for trees (default /dev/shm)"
@@ -503,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="xfer-bench-", dir=cfg.tmpfs))
     os.chmod(work, 0o755)  # the GridFTP server (as nobody) must reach the tree
     try:
+        info["engine"] = snapshot_engine(Path(a.engine).resolve(), work)
         if "mem" in cfg.sections:
             samples += bench_mem(cfg, have, _progress, work)
         if "files" in cfg.sections:
