@@ -39,10 +39,10 @@ def delay_line_cost(seconds: float) -> dict:
         pid = int(tb._pids["delayline"])
         rcv = tb.hosts["receiver"]
         with _iperf(
-            tb, 1, ["-P", "4", "-C", "bbr", "-t", str(int(seconds + 3))], seconds + 3
-        ) as client:
+            tb, 1, ["-P", "4", "-C", "bbr", "-t", str(int(seconds + 6))], seconds + 6
+        ) as run:
             time.sleep(2)
-            peer = client.pid  # `ip netns exec` execs iperf3, so this is iperf3's own pid
+            peer = run["client"].pid  # `ip netns exec` execs iperf3, so this is iperf3's own pid
             c0, p0, t0 = cpu_seconds(pid), cpu_seconds(peer), time.monotonic()
             nbytes, span = _received_twice(rcv, 0, seconds)
             c1, p1, t1 = cpu_seconds(pid), cpu_seconds(peer), time.monotonic()

@@ -5,22 +5,27 @@ For every path, between ``sender`` and ``receiver`` (bound to that path's addres
 - RTT: the median of idle pings (medians, because this kind of VM now and then wakes late
   from a timer) against the configured base RTT; off by more than 5 % fails.
 - Rate: goodput of ``iperf3 -P 4`` with BBR (which neither backs off on random loss nor needs
-  long to fill a long fat pipe, unlike cubic), counted by the receiver's kernel, against the rate less Ethernet/IP/TCP overhead
-  (x 1448/1514); off by more than 5 % fails.
-- Loss: retransmitted / sent segments (the sender's ``/proc/net/snmp``) of a BBR transfer
-  paced far below the bottleneck (a fifth of it, at most 200 Mbit/s) against the configured
-  loss; off by more than a factor 1.5 fails. A loss-free path passes below 0.05 %.
+  long to fill a long fat pipe, unlike cubic), counted by the receiver's kernel over a window
+  after a warm-up, against the rate less Ethernet/IP/TCP overhead (x 1448/1514); off by more
+  than 5 % fails.
+- Loss: retransmitted / sent segments (TCP_INFO of each connection, as iperf3 reports them)
+  of a BBR transfer paced far below the bottleneck (a fifth of it, at most 200 Mbit/s)
+  against the configured loss; off by more than a factor 1.5 fails. A loss-free path passes
+  below 0.05 %.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .testbed import Host, Testbed
 
@@ -60,39 +65,46 @@ def _median_ping_ms(src: Host, dst_addr: str, src_addr: str, count: int = 30) ->
     return statistics.median(times)
 
 
-def _snmp_tcp(host: Host) -> dict[str, int]:
-    lines = [
-        ln.split()[1:]
-        for ln in host.run(
-            ["cat", "/proc/net/snmp"], capture_output=True, text=True
-        ).stdout.splitlines()
-        if ln.startswith("Tcp:")
-    ]
-    return dict(zip(lines[0], map(int, lines[1]), strict=True))
+def _received_twice(host: Host, warmup: float, window: float) -> tuple[int, float]:
+    """TCP payload the receiver's kernel took in over ``window`` s after ``warmup`` s.
 
-
-def _bytes_received(host: Host) -> int:
-    """TCP payload received so far by the calibration connections (kernel counters)."""
+    One shell inside the namespace reads the counters (``ss``) between two timestamps each
+    time, so that process start-up on a busy machine does not blur the window; only
+    connections seen both times count. Returns (bytes, seconds).
+    """
+    ss = f"ss -Hti state established 'sport = :{CAL_PORT}'"
+    script = (
+        f"sleep {warmup}; date +T%s.%N; {ss}; date +T%s.%N; echo SPLIT; "
+        f"sleep {window}; date +T%s.%N; {ss}; date +T%s.%N"
+    )
     out = host.run(
-        ["ss", "-Hti", "state", "established", f"sport = :{CAL_PORT}"],
-        capture_output=True,
-        text=True,
+        ["sh", "-c", script], capture_output=True, text=True, timeout=warmup + window + 30
     ).stdout
-    return sum(int(tok.split(":")[1]) for tok in out.split() if tok.startswith("bytes_received:"))
+    stamps = [float(tok[1:]) for tok in out.split() if tok.startswith("T")]
+    halves = out.split("SPLIT")
+    if len(stamps) != 4 or len(halves) != 2:
+        raise RuntimeError(f"cannot read the receiver's counters:\n{out}")
+    first, second = (_per_connection(h) for h in halves)
+    common = set(first) & set(second)
+    if not common:
+        raise RuntimeError("the calibration flows were not running during the measurement window")
+    nbytes = sum(second[c] - first[c] for c in common)
+    return nbytes, (stamps[2] + stamps[3]) / 2 - (stamps[0] + stamps[1]) / 2
 
 
-def _timed(sample: Callable[[], int]) -> tuple[int, float]:
-    """A counter sample and the middle of the time it took to read it."""
-    start = time.monotonic()
-    value = sample()
-    return value, (start + time.monotonic()) / 2
+def _per_connection(ss_output: str) -> dict[str, int]:
+    """{peer address:port: bytes_received} from ``ss -Hti`` output."""
+    found = re.findall(r"(\S+:\d+)\s+(\S+:\d+)\s.*?bytes_received:(\d+)", ss_output, re.S)
+    return {peer: int(n) for _, peer, n in found}
 
 
 @contextlib.contextmanager
-def _iperf(
-    tb: Testbed, path: int, args: list[str], seconds: float
-) -> Iterator[subprocess.Popen[str]]:
-    """An iperf3 run sender -> receiver over ``path`` (the client process is yielded)."""
+def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[dict[str, Any]]:
+    """An iperf3 run sender -> receiver over ``path``.
+
+    Yields a dict with the client process under "client"; once the block is done and the
+    client has finished, its JSON result is under "result".
+    """
     snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
     server = rcv.popen(
         ["iperf3", "-s", "-1", "-p", str(CAL_PORT), "-B", rcv.addrs[path - 1]],
@@ -100,21 +112,22 @@ def _iperf(
     )  # fmt: skip
     client = None
     try:
+        listening = ["ss", "-Hltn", f"sport = :{CAL_PORT}"]
         for _ in range(100):  # wait for the server to listen
-            if rcv.run(
-                ["ss", "-Hltn", f"sport = :{CAL_PORT}"], capture_output=True, text=True
-            ).stdout.strip():
+            if rcv.run(listening, capture_output=True, text=True).stdout.strip():
                 break
             time.sleep(0.05)
         client = snd.popen(
             ["iperf3", "-c", rcv.addrs[path - 1], "-B", snd.addrs[path - 1], "-p", str(CAL_PORT), "-J", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        yield client
+        run: dict[str, Any] = {"client": client}
+        yield run
         out, err = client.communicate(timeout=seconds + 30)
         data = json.loads(out) if out.strip() else {}
         if "error" in data or not data:
             raise RuntimeError(f"iperf3 on path {path} failed: {data.get('error', err.strip())}")
+        run["result"] = data
     finally:
         for proc in (client, server):
             if proc is not None and proc.poll() is None:
@@ -140,14 +153,10 @@ def measure_goodput(tb: Testbed, path: int, warmup: float = 1.5, window: float =
     when the receive buffers drain, the kernel's count cannot.
     """
     spec = tb.scenario.paths[path - 1]
-    rcv = tb.hosts["receiver"]
-    total = warmup + window + 1
-    with _iperf(tb, path, ["-P", "4", "-C", "bbr", "-t", f"{total:g}"], total):
-        time.sleep(warmup)
-        b0, t0 = _timed(lambda: _bytes_received(rcv))
-        time.sleep(window)
-        b1, t1 = _timed(lambda: _bytes_received(rcv))
-    got = (b1 - b0) * 8 / (t1 - t0) / 1e6
+    total = math.ceil(warmup + window + 3)
+    with _iperf(tb, path, ["-P", "4", "-C", "bbr", "-t", str(total)], total):
+        nbytes, seconds = _received_twice(tb.hosts["receiver"], warmup, window)
+    got = nbytes * 8 / seconds / 1e6
     want = spec.goodput_bps / 1e6
     return Check(path, "goodput_mbps", want, got, abs(got - want) <= RATE_TOL * want, "within 5 %")
 
@@ -155,16 +164,16 @@ def measure_goodput(tb: Testbed, path: int, warmup: float = 1.5, window: float =
 def measure_loss(tb: Testbed, path: int, seconds: int = 4) -> Check:
     """Retransmitted / sent segments far below the bottleneck vs the configured loss."""
     spec = tb.scenario.paths[path - 1]
-    per_stream = int(min(spec.rate_bps / 5, 200e6) / 8)
-    snd = tb.hosts["sender"]
-    before = _snmp_tcp(snd)
-    with _iperf(
-        tb, path, ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)], seconds
-    ):
+    per_stream = int(min(spec.rate_bps / 5, 200e6) / 8)  # bit/s for each of 8 streams
+    args = ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)]
+    with _iperf(tb, path, args, seconds) as run:
         pass
-    after = _snmp_tcp(snd)
-    segs = after["OutSegs"] - before["OutSegs"]
-    loss = (after["RetransSegs"] - before["RetransSegs"]) / max(segs, 1)
+    # Per connection (TCP_INFO total_retrans as iperf3 reports it): immune to other traffic.
+    data = run["result"]
+    mss = int(data.get("start", {}).get("tcp_mss_default") or 1448)
+    senders = [st["sender"] for st in data["end"]["streams"]]
+    segs = sum(st["bytes"] for st in senders) / mss
+    loss = sum(st.get("retransmits", 0) for st in senders) / max(segs, 1.0)
     if spec.loss > 0:
         ok = spec.loss / LOSS_FACTOR <= loss <= spec.loss * LOSS_FACTOR
         rule = "within a factor 1.5"

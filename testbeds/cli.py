@@ -9,7 +9,7 @@ import sys
 import click
 
 from .calibrate import as_json, calibrate, report
-from .netns import running_testbeds
+from .netns import in_use, running_testbeds
 from .scenario import Scenario, ScenarioError, list_scenarios, load_scenario
 from .testbed import Testbed, TestbedError
 from .testbed import down as tb_down
@@ -25,7 +25,7 @@ def _load(scenario: str) -> Scenario:
 def _pick(name: str | None) -> str:
     if name:
         return name
-    up = running_testbeds()
+    up = [n for n in running_testbeds() if not in_use(n)] or running_testbeds()
     if len(up) != 1:
         raise click.ClickException(
             f"{len(up)} testbeds are up ({', '.join(up) or 'none'}): name one with --name"
@@ -104,9 +104,13 @@ def exec_cmd(host: str, cmd: tuple[str, ...], name: str | None) -> None:
 
 @testbed.command("down")
 @click.argument("name", required=False)
-def down_cmd(name: str | None) -> None:
-    """Remove testbed NAME (default: every testbed that is up, leftovers of crashes too)."""
-    removed = tb_down(name)
+@click.option(
+    "--all", "all_", is_flag=True, help="Without NAME: also testbeds a live process is using."
+)
+def down_cmd(name: str | None, all_: bool) -> None:
+    """Remove testbed NAME; without NAME, every testbed not in use by a live process
+    (those of `xfer testbed up`, and leftovers of crashed runs)."""
+    removed = tb_down(name, include_in_use=all_)
     click.echo(f"removed {len(removed)} namespaces" + (f": {' '.join(removed)}" if removed else ""))
 
 

@@ -124,14 +124,26 @@ def running_testbeds() -> list[str]:
     return sorted(names)
 
 
-def down(name: str | None = None) -> list[str]:
-    """Remove testbed ``name`` (or every ``xtb-`` testbed when None), also after a crash.
+def in_use(name: str) -> bool:
+    """True if testbed ``name`` belongs to another process that is still running."""
+    owner = int((read_state(name) or {}).get("owner_pid") or 0)
+    return owner > 0 and owner != os.getpid() and _alive(owner)
+
+
+def down(name: str | None = None, *, include_in_use: bool = False) -> list[str]:
+    """Remove testbed ``name``, also after a crash; None: every ``xtb-`` testbed not in use.
 
     Stops its delay line and background flows (pids from the state file, then every process
     still inside its namespaces), deletes its namespaces (which removes its interfaces,
     qdiscs and firewall rules with them) and its state file. Returns the namespaces removed.
+    With ``name`` None, testbeds whose owning process is alive (a ``with Testbed(...)`` in
+    another process) are left alone unless ``include_in_use``; ``xfer testbed up`` does not
+    stay alive, so its testbeds count as not in use.
     """
-    names = [name] if name is not None else running_testbeds()
+    if name is not None:
+        names = [name]
+    else:
+        names = [n for n in running_testbeds() if include_in_use or not in_use(n)]
     removed: list[str] = []
     for tb in names:
         state = read_state(tb) or {}

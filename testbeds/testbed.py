@@ -275,6 +275,10 @@ def _no_interrupts() -> Iterator[None]:
             raise SystemExit(128 + pending[0])
 
 
-def down(name: str | None = None) -> list[str]:
-    """Remove testbed ``name`` (every ``xtb-`` testbed if None), also leftovers of a crash."""
-    return netns_down(name)
+def down(name: str | None = None, *, include_in_use: bool = False) -> list[str]:
+    """Remove testbed ``name`` (its namespaces, processes, rules, state), also after a crash.
+
+    With None: every ``xtb-`` testbed whose owning process is gone (or all of them with
+    ``include_in_use``). Returns the namespaces removed.
+    """
+    return netns_down(name, include_in_use=include_in_use)
