@@ -182,7 +182,6 @@ def _sender_argv(
         "scenario": Path(exp.scenario).stem,
         "experiment": exp.name,
         "label": trial.policy,
-        "group": trial.group,
         "kind": trial.kind,
         "repetition": str(trial.repetition),
         "transfer": str(k),
@@ -190,6 +189,8 @@ def _sender_argv(
         "start_offset_s": f"{trial.starts_s[k - 1]:g}",
         "duration_s": f"{trial.duration_s:g}",
     }
+    if len(trial.starts_s) > 1:  # concurrent transfers: JFI and link use are per group
+        meta["group"] = trial.group
     for key, value in meta.items():
         argv += ["--meta", f"{key}={value}"]
     return argv

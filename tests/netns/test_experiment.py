@@ -1,0 +1,132 @@
+"""`xfer experiment` and `xfer evaluate` for real, in the emulated testbed (root + netns).
+
+Short versions of the shipped experiments: fig1 (paper-fig1, 50 Mbit/s per stream) with every
+controller, fairness-k (three senders, fixed bytes each, one receiver) with gd, and an
+evaluation on paper-fig1. The PPO controller uses the shipped weights when they exist, else a
+tiny checkpoint made here with the PPO module's own API (biased to add a stream each MI, so
+its stream count visibly changes). Budget: about 3 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(300)]
+
+CLI = [sys.executable, "-m", "xfer.cli"]
+
+
+def _ppo_spec(tmp: Path) -> str:
+    from policy.ppo import DEFAULT_CHECKPOINT
+
+    if DEFAULT_CHECKPOINT.exists():
+        return "ppo"
+    import torch
+
+    from policy.features import FeatureConfig
+    from policy.ppo import ActorCritic, mlp_arch, save_checkpoint
+
+    net = ActorCritic(mlp_arch(FeatureConfig(), (16,)))
+    with torch.no_grad():  # action index 1 (+1 stream) wins whatever the input
+        net.pi.weight.zero_()
+        net.pi.bias.zero_()
+        net.pi.bias[1] = 5.0
+    path = tmp / "tiny-ppo.pt"
+    save_checkpoint(path, net, {"note": "tiny test checkpoint from tests/netns/test_experiment.py"})
+    return f"ppo:{path}"
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(CLI + args, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def fig1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
+    tmp = tmp_path_factory.mktemp("exp-fig1")
+    ppo = _ppo_spec(tmp)
+    out = tmp / "out"
+    policies = f"fixed:20,gd,bo,{ppo}"
+    _run(["experiment", "fig1", "--duration", "10", "--repetitions", "1", "--no-sweep",
+          "--policies", policies, "--out", str(out)], timeout=150)  # fmt: skip
+    return out, json.loads((out / "summary.json").read_text()), ppo
+
+
+def test_fig1_logs_are_complete_and_sane(fig1: tuple[Path, dict[str, Any], str]) -> None:
+    from xfer.runlog import read_run
+
+    out, summary, ppo = fig1
+    assert list(summary["policies"]) == ["fixed:20", "gd", "bo", ppo]
+    assert summary["failed_transfers"] == 0, summary["failures"]
+    for spec, p in summary["policies"].items():
+        assert p["runs"] == 1 and len(p["logs"]) == 1
+        run = read_run(p["logs"][0])
+        assert run.meta["scenario"] == "paper-fig1" and run.meta["label"] == spec
+        assert len(run) >= 5, f"{spec}: only {len(run)} MIs logged in a 10 s run"
+        utility = run.col("utility")
+        assert (utility > 0).any(), f"{spec}: no positive utility recorded"
+        assert p["mean_throughput_bps"] > 1e6 and p["mean_utility"] > 0
+        assert 0 <= p["loss_rate"] < 0.5
+    fixed = summary["policies"]["fixed:20"]
+    assert fixed["streams_min"] == fixed["streams_max"] == 20
+    assert fixed["mean_throughput_bps"] > 150e6  # 20 x 50 Mbit/s into a 1 Gbit/s link
+    for spec in ("gd", "bo", ppo):  # the controllers move the stream count
+        p = summary["policies"][spec]
+        assert p["streams_max"] > p["streams_min"], f"{spec} never changed its stream count"
+    best = summary["best_fixed"]
+    assert best["source"] == "runs" and best["streams"] == 20
+    assert summary["policies"]["fixed:20"]["utility_ratio"] == pytest.approx(1.0)
+
+
+def test_fig1_figures_and_summary(fig1: tuple[Path, dict[str, Any], str]) -> None:
+    out, summary, _ = fig1
+    figures = [Path(p) for p in summary["figures"]]
+    names = {p.name for p in figures}
+    assert {"throughput_streams.png", "loss.png", "throughput_box.png"} <= names
+    for p in figures:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+    exp = json.loads((out / "experiment.json").read_text())
+    assert exp["duration_s"] == 10 and exp["stream_rate_bps"] == 50e6
+    assert summary["capacity_bps"] == 1e9 and summary["transfers"] == 1
+
+
+def test_fairness_k_completion_times(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _run(["experiment", "fairness-k", "--duration", "12", "--policies", "gd", "--out", str(out)],
+         timeout=120)  # fmt: skip
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["transfers"] == 3 and summary["failed_transfers"] == 0, summary["failures"]
+    gd = summary["policies"]["gd"]
+    comp = gd["completion"]["repetitions"][0]
+    assert comp["all_completed"] and len(comp["completion_s"]) == 3
+    assert comp["max_completion_s"] == pytest.approx(max(comp["completion_s"]), abs=1e-6)
+    assert 0 <= comp["straggler_gap_s"] <= comp["max_completion_s"]
+    assert 0 < gd["jfi"] <= 1 and 0 < gd["link_utilization"] <= 1
+    (group,) = summary["groups"]
+    assert len(group["means_bps"]) == 3 and group["overlap_s"] > 0
+    assert any(Path(p).name.startswith("concurrent_") for p in summary["figures"])
+
+
+def test_evaluate_reports_utility_ratio(
+    tmp_path: Path, fig1: tuple[Path, dict[str, Any], str]
+) -> None:
+    ppo = fig1[2]
+    out = tmp_path / "eval"
+    proc = _run(["evaluate", "--policy", ppo, "--scenarios", "paper-fig1", "--duration", "8",
+                 "--sweep", "20", "--out", str(out), "--json"], timeout=150)  # fmt: skip
+    result = json.loads(proc.stdout)
+    assert result == json.loads((out / "evaluate.json").read_text())
+    row = result["scenarios"]["paper-fig1"]
+    assert row["best_fixed"]["streams"] == 20 and row["best_fixed"]["mean_utility"] > 0
+    assert set(row["controllers"]) == {ppo, "gd", "bo"}
+    for c in row["controllers"].values():
+        assert c["utility_ratio"] is not None and 0 < c["utility_ratio"] < 3
+        assert c["mean_throughput_bps"] > 0
+    assert result["utility_ratio_mean"] == pytest.approx(row["controllers"][ppo]["utility_ratio"])
