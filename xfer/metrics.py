@@ -148,10 +148,10 @@ class Transfer:
         return mean_throughput(self.thr_bps, np.clip(b - a, 0.0, None))
 
     def at(self, when: float) -> float:
-        """Throughput of the MI covering ``when``; NaN when the transfer is not running."""
+        """Throughput of the MI (start, end] holding ``when``; NaN when the transfer is not running."""
         eps = 1e-6  # absolute times are large floats: allow for rounding
         i = int(np.searchsorted(self.t_end, when - eps, side="left"))
-        if i < len(self.t_end) and self.t_end[i] - self.mi_s[i] <= when + eps:
+        if i < len(self.t_end) and self.t_end[i] - self.mi_s[i] < when - eps:
             return float(self.thr_bps[i])
         return float("nan")
 

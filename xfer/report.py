@@ -127,15 +127,16 @@ def fig_concurrent(group: str, runs: Sequence[Run], path: Path, capacity_bps: fl
     t0 = transfers[0].start
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, height_ratios=[2, 1])
     for i, (r, x) in enumerate(zip(ordered, transfers, strict=True), start=1):
-        ax1.step(
-            x.t_end - t0, x.thr_bps / MBIT, where="pre", lw=1.2, label=f"transfer {i} ({r.policy})"
-        )
+        if len(x.t_end):  # a step per MI, from the start of the first one
+            xs = np.concatenate([[x.t_end[0] - x.mi_s[0]], x.t_end]) - t0
+            ys = np.concatenate([[x.thr_bps[0]], x.thr_bps]) / MBIT
+            ax1.step(xs, ys, where="pre", lw=1.2, label=f"transfer {i} ({r.policy})")
     ts, jfi, active = jfi_series(transfers)
     total = [np.nansum([x.at(t0 + t) for x in transfers]) for t in ts]
     ax1.step(ts, np.asarray(total) / MBIT, where="pre", color="grey", ls="--", lw=1, label="total")
     if capacity_bps:
         ax1.axhline(capacity_bps / MBIT, color="k", ls=":", lw=0.8, label="capacity")
-    ax2.plot(ts, jfi, color="tab:purple", lw=1.2, label="Jain index")
+    ax2.step(ts, jfi, where="pre", color="tab:purple", lw=1.2, label="Jain index")
     ax2.fill_between(
         ts,
         0,
@@ -143,7 +144,7 @@ def fig_concurrent(group: str, runs: Sequence[Run], path: Path, capacity_bps: fl
         where=active == len(transfers),
         color="tab:green",
         alpha=0.08,
-        step="mid",
+        step="pre",
         label="all running",
     )
     ax1.set_ylabel("throughput (Mbit/s)")
