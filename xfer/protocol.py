@@ -66,6 +66,7 @@ class Msg(enum.IntEnum):
     ERROR = 13  # either way {code, message}
     DATA_HELLO = 14  # S->R on a data connection {session, stream, nonce, proof}
     RESEND = 15  # R->S {id, ranges: [[off, len], ...]} (verification failed on the receiver)
+    KEEP = 16  # S->R right after READY {have: {id: [[off, len], ...]}}: offered ranges still valid
 
 
 class BlockKind(enum.IntEnum):

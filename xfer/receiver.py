@@ -37,6 +37,7 @@ from xfer.protocol import (
     check_proof,
     data_secret,
     decode_block_header,
+    int_list,
     need,
     proof,
 )
@@ -131,6 +132,8 @@ class Session:
     streams_seen: int = 0
     ready: bool = False
     """READY was sent: data connections are accepted from now on."""
+    offered: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    """Journaled ranges offered in READY, per file id (the sender answers with KEEP)."""
     claimed: frozenset[str] = frozenset()
     """Paths this session holds against concurrent writers (released when it ends)."""
     bytes_received: int = 0
@@ -336,7 +339,39 @@ class Receiver:
             await ch.send(Msg.READY, {"have": {}, "done": []})
         else:
             await ch.send(Msg.READY, await asyncio.to_thread(self._prepare, s))
+            frame = await ch.recv(cfg.stall_timeout)
+            if frame.msg is not Msg.KEEP:
+                raise ProtocolError(f"expected KEEP after READY, got {frame.msg.name}")
+            s.machine.on(frame.msg)
+            await asyncio.to_thread(self._keep, s, frame.body)
         s.ready = True
+
+    def _keep(self, s: Session, body: dict[str, Any]) -> None:
+        """Apply the sender's KEEP: journaled ranges it did not confirm are stale (its file
+        changed) and are forgotten, in the book and in the journal, before any block arrives;
+        a file whose confirmed ranges cover it (killed just before its rename) is finished."""
+        assert s.book is not None and s.store is not None
+        kept: dict[int, set[tuple[int, int]]] = {}
+        for key, rows in need(body, "have", dict, Msg.KEEP).items():
+            fid = int(key) if key.isdigit() else -1
+            if fid not in s.offered:
+                raise ProtocolError(f"KEEP names file id {key}, which READY did not offer")
+            kept[fid] = {(r[0], r[1]) for r in int_list(rows, 2, "KEEP.have")}
+        for fid, offered in s.offered.items():
+            keep = kept.get(fid, set())
+            recs = [r for r in offered if (r[0], r[1]) in keep]
+            if len(recs) != len(keep):
+                raise ProtocolError(f"KEEP lists ranges of file id {fid} that READY did not offer")
+            entry = s.entries[fid]
+            if len(recs) < len(offered):
+                s.book.keep(fid, [(r[0], r[1]) for r in recs])
+                s.store.rewrite_journal(entry, recs)
+            fb = s.book.files[fid]
+            if fb.complete and not fb.done:
+                fb.done = True
+                s.store.finalize(entry)
+                with s.lock:
+                    s.files_done.append(fid)
 
     def _prepare(self, s: Session) -> dict[str, Any]:
         """Check every path, then open partials and read journals (a worker thread)."""
@@ -364,6 +399,7 @@ class Receiver:
             for off, ln, _digest in ranges:
                 s.book.preload(e.id, off, ln)
             if ranges:
+                s.offered[e.id] = ranges
                 have[str(e.id)] = [list(r) for r in ranges]
         return {"have": have, "done": done}
 
@@ -392,6 +428,8 @@ class Receiver:
                     frame = recv_task.result()
                     if s.machine.on(frame.msg) is State.FAILED:
                         return
+                    if frame.msg is not Msg.BYE:
+                        raise ProtocolError(f"{frame.msg.name} not allowed while blocks flow")
                     await self._finish(ch, s)
                     return
         finally:

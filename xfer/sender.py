@@ -426,6 +426,9 @@ class Sender:
         await ch.send(Msg.MANIFEST_END, {})
         ready = await self._expect(ch, max(60.0, cfg.stall_timeout))
         sched = await asyncio.to_thread(self._scheduler, ready.body)
+        if not cfg.mem:  # which journaled ranges still match our files (the rest is stale)
+            keep = {str(k): [list(r) for r in v] for k, v in self.kept.items()}
+            await ch.send(Msg.KEEP, {"have": keep})
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         entries = self.catalog.entries
         mem = MemSource(cfg.block_size) if cfg.mem else None  # one pattern shared by all streams
@@ -458,6 +461,7 @@ class Sender:
             if not 0 <= fid < len(entries) or entries[fid].kind != FILE:
                 raise ProtocolError(f"READY names unknown file id {key}")
             have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
+        self.kept = have
         return BlockScheduler(
             file_blocks([e for e in entries if e.id not in self.files_done], cfg.block_size, have)
         )

@@ -39,6 +39,7 @@ RECEIVER_TABLE: dict[tuple[State, Msg], State] = {
     (State.OPEN, Msg.OPEN): State.MANIFEST,
     (State.MANIFEST, Msg.MANIFEST): State.MANIFEST,
     (State.MANIFEST, Msg.MANIFEST_END): State.ACTIVE,
+    (State.ACTIVE, Msg.KEEP): State.ACTIVE,
     (State.ACTIVE, Msg.BYE): State.CLOSED,
 }
 """What the receiver accepts from the sender in each state, and the state that follows.
@@ -298,6 +299,15 @@ class Book:
     def preload(self, file_id: int, offset: int, length: int) -> None:
         """Mark a range verified by an earlier session (from the journal)."""
         self.files[file_id].add(offset, length)
+
+    def keep(self, file_id: int, ranges: Iterable[tuple[int, int]]) -> None:
+        """The sender confirmed only ``ranges`` of the preloaded ones (its file changed since
+        the others were written): forget the rest, so they are received again and can never
+        complete the file with stale bytes."""
+        fb = self.files[file_id]
+        fb.starts, fb.lengths, fb.verified = [], {}, 0
+        for off, ln in sorted(ranges):
+            fb.add(off, ln)
 
     def verified(self, file_id: int, offset: int, length: int) -> tuple[bool, bool]:
         """Record a verified block. Returns ``(new, file_now_complete)``; a duplicate (an

@@ -201,7 +201,7 @@ class Store:
             recs = [JOURNAL_RECORD.unpack_from(raw, i)
                     for i in range(0, len(raw) - len(raw) % JOURNAL_RECORD.size, JOURNAL_RECORD.size)]
             os.stat(f"{key}.part", dir_fd=self.state_fd)
-            return [r for r in recs if r[0] + r[1] <= entry.size]
+            return _clean_records(recs, entry.size)
         except (FileNotFoundError, ValueError, json.JSONDecodeError):
             self._drop_partial(key)
         line = json.dumps(header).encode() + b"\n"
@@ -216,6 +216,21 @@ class Store:
         finally:
             os.close(fd)
         return []
+
+    def rewrite_journal(self, entry: Entry, records: list[tuple[int, int, int]]) -> None:
+        """Replace the journal of ``entry`` by ``records`` (atomically: write, sync, rename),
+        dropping ranges the sender found stale."""
+        key = self.key(entry)
+        header = {"path": entry.path, "size": entry.size, "mtime_ns": entry.mtime_ns}
+        try:
+            with open(f"{key}.jnl.new", "wb", opener=self._state_opener) as f:
+                f.write(json.dumps(header).encode() + b"\n")
+                f.write(b"".join(JOURNAL_RECORD.pack(*r) for r in records))
+                self._maybe_fsync(f.fileno())
+            os.rename(f"{key}.jnl.new", f"{key}.jnl", src_dir_fd=self.state_fd,
+                      dst_dir_fd=self.state_fd)
+        except OSError as exc:
+            raise _io_error(exc, f"journaling {entry.path!r}") from None
 
     def _state_opener(self, path: str, flags: int) -> int:
         return os.open(path, flags | os.O_NOFOLLOW, 0o600, dir_fd=self.state_fd)
@@ -355,6 +370,18 @@ class Store:
                 os.utime(fd, ns=(e.mtime_ns, e.mtime_ns))
             finally:
                 os.close(fd)
+
+
+def _clean_records(recs: list[tuple[int, int, int]], size: int) -> list[tuple[int, int, int]]:
+    """Journal records as disjoint ranges in offset order: a later record for an offset
+    replaces an earlier one (a block written twice, e.g. a hedged duplicate), and a record
+    overlapping the one before it, or beyond the end, is dropped (it is received again)."""
+    by_offset = {r[0]: r for r in recs if r[1] > 0 and r[0] + r[1] <= size}
+    out: list[tuple[int, int, int]] = []
+    for r in sorted(by_offset.values()):
+        if not out or out[-1][0] + out[-1][1] <= r[0]:
+            out.append(r)
+    return out
 
 
 def _split(path: str) -> tuple[str, str]:
