@@ -93,9 +93,17 @@ def _received_twice(host: Host, warmup: float, window: float) -> tuple[int, floa
 
 
 def _per_connection(ss_output: str) -> dict[str, int]:
-    """{peer address:port: bytes_received} from ``ss -Hti`` output."""
-    found = re.findall(r"(\S+:\d+)\s+(\S+:\d+)\s.*?bytes_received:(\d+)", ss_output, re.S)
-    return {peer: int(n) for _, peer, n in found}
+    """{peer address:port: bytes_received} from ``ss -Hti`` output (a line per socket, then
+    an indented line of its TCP_INFO)."""
+    found: dict[str, int] = {}
+    peer = None
+    for line in ss_output.splitlines():
+        if line and not line[0].isspace():
+            fields = line.split()
+            peer = fields[3] if len(fields) >= 4 else None
+        elif peer is not None and (m := re.search(r"bytes_received:(\d+)", line)):
+            found[peer] = int(m.group(1))
+    return found
 
 
 @contextlib.contextmanager
@@ -165,7 +173,10 @@ def measure_loss(tb: Testbed, path: int, seconds: int = 4) -> Check:
     """Retransmitted / sent segments far below the bottleneck vs the configured loss."""
     spec = tb.scenario.paths[path - 1]
     per_stream = int(min(spec.rate_bps / 5, 200e6) / 8)  # bit/s for each of 8 streams
-    args = ["-P", "8", "-C", "bbr", "-b", str(per_stream), "-t", str(seconds)]
+    # -b alone writes 128 KB bursts that overflow a small queue; --fq-rate (SO_MAX_PACING_RATE,
+    # honoured by TCP's own pacing) spreads them out.
+    rate = str(per_stream)
+    args = ["-P", "8", "-C", "bbr", "-b", rate, "--fq-rate", rate, "-l", "16K", "-t", str(seconds)]
     with _iperf(tb, path, args, seconds) as run:
         pass
     # Per connection (TCP_INFO total_retrans as iperf3 reports it): immune to other traffic.
