@@ -127,23 +127,36 @@ def _py(*args: str) -> list[str]:
     return [sys.executable, "-m", "xfer.cli", *args]
 
 
-def _start_receiver(
-    host: Any, listen: str, root: Path, once: bool, errlog: Path
-) -> subprocess.Popen[bytes]:
-    root.mkdir(parents=True, exist_ok=True)
-    argv = _py("recv", "--listen", listen, "--root", str(root), "--insecure", "--no-fsync")
-    argv += ["--once"] if once else []
-    with open(errlog, "wb") as err:
-        proc = host.popen(argv, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+def _start_receivers(
+    exp: Experiment, hosts: list[tuple[Any, Any]], port: int, scratch: Path
+) -> dict[str, tuple[subprocess.Popen[bytes], str]]:
+    """One ``xfer recv`` per receiver host (started together), once each prints that it listens."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    once = exp.receiver == "paired" or len(hosts) == 1
+    receivers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    for k, (_, rhost) in enumerate(hosts, start=1):
+        if rhost.name in receivers:
+            continue
+        listen = f"{rhost.addr}:{port + k}"
+        root = scratch / f"root-{rhost.name}"
+        root.mkdir(parents=True, exist_ok=True)
+        argv = _py("recv", "--listen", listen, "--root", str(root), "--insecure", "--no-fsync")
+        argv += ["--once"] if once else []
+        with open(scratch / f"recv-{rhost.name}.stderr", "wb") as err:
+            proc = rhost.popen(argv, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        receivers[rhost.name] = (proc, listen)
     deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if "listening on" in errlog.read_text(errors="replace"):
-            return proc
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    _stop(proc, 0.5)
-    raise ExperimentError(f"xfer recv on {host.name} did not start: {errlog.read_text()[-500:]}")
+    for name, (proc, _) in receivers.items():
+        errlog = scratch / f"recv-{name}.stderr"
+        while "listening on" not in errlog.read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                for p, _ in receivers.values():
+                    _stop(p, 0.5)
+                raise ExperimentError(
+                    f"xfer recv on {name} did not start: {errlog.read_text()[-500:]}"
+                )
+            time.sleep(0.05)
+    return receivers
 
 
 def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
@@ -270,22 +283,11 @@ def run_trial(
     logdir.mkdir(parents=True, exist_ok=True)
     scratch = out_dir / "tmp" / trial.group
     with Testbed(load_scenario(exp.scenario)) as tb:
-        if tb.scenario.schedule or tb.scenario.background:
-            tb.start_schedule()
         hosts = _hosts(exp, tb)
-        k_count = len(trial.starts_s)
-        receivers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+        receivers = _start_receivers(exp, hosts, port, scratch)
         try:
-            for k, (_, rhost) in enumerate(hosts, start=1):
-                if rhost.name not in receivers:
-                    listen = f"{rhost.addr}:{port + k}"
-                    once = exp.receiver == "paired" or k_count == 1
-                    errlog = scratch / f"recv-{rhost.name}.stderr"
-                    scratch.mkdir(parents=True, exist_ok=True)
-                    proc = _start_receiver(
-                        rhost, listen, scratch / f"root-{rhost.name}", once, errlog
-                    )
-                    receivers[rhost.name] = (proc, listen)
+            if tb.scenario.schedule or tb.scenario.background:
+                tb.start_schedule()  # the scenario's clock starts with the first transfer
             t0 = time.monotonic() + 0.2
             senders = [
                 _Sender(k, shost, receivers[rhost.name][1], logdir / f"r{trial.repetition}-t{k}.parquet",
@@ -373,6 +375,7 @@ def run_experiment(
              + (" (from an earlier run)" if prior else f" ({time.monotonic() - t:.0f} s)"))  # fmt: skip
     if src is not None:
         shutil.rmtree(src.parent, ignore_errors=True)
+    shutil.rmtree(out / "tmp", ignore_errors=True)
     from xfer.experiment_summary import summarize, write_figures
 
     summary = summarize(exp, results)
