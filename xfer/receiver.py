@@ -131,7 +131,9 @@ class Session:
     data_socks: set[socket.socket] = field(default_factory=set)
     streams_seen: int = 0
     ready: bool = False
-    """READY was sent: data connections are accepted from now on."""
+    """READY was sent (and KEEP applied): data connections are accepted from now on."""
+    ready_event: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set with ``ready``; a data connection that arrives a little early waits for it."""
     offered: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
     """Journaled ranges offered in READY, per file id (the sender answers with KEEP)."""
     claimed: frozenset[str] = frozenset()
@@ -287,8 +289,13 @@ class Receiver:
             await self._send_error(ch, ErrorCode.INTERNAL, f"receiver internal error: {exc!r}")
         finally:
             ch.close()
-            await asyncio.shield(asyncio.to_thread(self._abort, s))
-            self.sessions.pop(s.id, None)
+            try:
+                await asyncio.to_thread(self._abort, s)
+            except asyncio.CancelledError:  # the receiver is stopping: finish the abort here
+                self._abort(s)
+                raise
+            finally:
+                self.sessions.pop(s.id, None)
             self.completed_sessions += 1
             if cfg.once and self._stop is not None:
                 self._stop.set()
@@ -345,6 +352,7 @@ class Receiver:
             s.machine.on(frame.msg)
             await asyncio.to_thread(self._keep, s, frame.body)
         s.ready = True
+        s.ready_event.set()
 
     def _keep(self, s: Session, body: dict[str, Any]) -> None:
         """Apply the sender's KEEP: journaled ranges it did not confirm are stale (its file
@@ -491,6 +499,9 @@ class Receiver:
                                         body.get("proof")):
             await self._send_error(ch, ErrorCode.AUTH, "data connection not bound to a live session")
             return
+        if not s.ready:  # the sender opens streams right after KEEP: wait for us to apply it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(s.ready_event.wait(), self.config.handshake_timeout)
         if not s.ready or s.machine.state is not State.ACTIVE or len(s.data_socks) >= self.config.max_streams:
             await self._send_error(ch, ErrorCode.LIMIT, "session not active or too many streams")
             return
