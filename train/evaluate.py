@@ -68,15 +68,12 @@ def scenario_experiment(
 def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[str, Any]:
     """The evaluation entry of one scenario, from the experiment's summary.json."""
     best = summary.get("best_fixed") or {}
-    best_u = best.get("mean_utility")
     controllers = {}
     for p in policies:
         s = summary.get("policies", {}).get(p, {})
-        u = s.get("mean_utility")
-        ratio = u / best_u if u is not None and best_u else None
         controllers[p] = {
-            "utility_ratio": ratio,
-            "mean_utility": u,
+            "utility_ratio": s.get("utility_ratio"),
+            "mean_utility": s.get("mean_utility"),
             "time_to_optimum_s": s.get("time_to_optimum_s"),
             "mean_throughput_bps": s.get("mean_throughput_bps"),
             "loss_rate": s.get("loss_rate"),

@@ -152,6 +152,7 @@ def _policy_entry(
     mine = [r for r in results if r.trial.kind == "run" and r.trial.policy == spec]
     ps = a.summary.policies.get(spec)
     entry: dict[str, Any] = dataclasses.asdict(ps) if ps else {"policy": spec, "runs": 0}
+    entry["utility_ratio"] = None  # only against the best fixed N of this experiment
     if a.best and a.best.get("mean_utility") and entry.get("mean_utility") is not None:
         entry["utility_ratio"] = metrics.utility_ratio(
             entry["mean_utility"], a.best["mean_utility"]

@@ -156,3 +156,73 @@ def test_sender_command_line() -> None:
         tree, Trial("gd", 1, "run", 30.0, (0.0,)), 1, "h:1", Path("l"), Path("/src")
     )
     assert "/src" in argv and "--mem" not in argv
+
+
+# -- summary.json from synthetic run logs ---------------------------------------------------
+
+
+def _log(
+    path: Path, policy: str, thr: list[float], streams: list[int], meta: dict[str, str]
+) -> str:
+    from policy.signals import SignalVector
+    from policy.utility import utility
+    from xfer.runlog import RunLog
+
+    with RunLog(path, {"policy": policy, "label": policy, "scenario": "paper-fig1", **meta}) as log:
+        for i, (x, n) in enumerate(zip(thr, streams, strict=True)):
+            sv = SignalVector(
+                t=i + 1.0, mi_s=1.0, streams=n, throughput_bps=x, goodput_bps=x, loss_rate=0.0,
+                rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
+                retrans_segs=1, data_segs_out=100,
+            )  # fmt: skip
+            log.append(sv, utility=utility(x, n, 0.0), reward=0.0, action=0)
+    return str(path)
+
+
+def test_summary_best_fixed_from_sweep_and_utility_ratio(tmp_path: Path) -> None:
+    from xfer.experiment import TransferResult
+    from xfer.experiment_summary import summarize
+
+    exp = parse(policies=["gd"], duration=6, sweep={"streams": [10, 20]})
+    ok = {"exit_code": 0, "seconds": 6.0}
+    results = []
+    for n, thr in ((10, 500e6), (20, 900e6)):
+        trial = Trial(f"fixed:{n}", 1, "sweep", 6.0, (0.0,))
+        log = _log(tmp_path / f"s{n}.parquet", f"fixed:{n}", [thr] * 6, [n] * 6, {"kind": "sweep"})
+        results.append(TransferResult(trial, 1, log, ok, 0.0, 0.0))
+    gd_thr = [100e6, 300e6, 850e6, 900e6, 900e6, 900e6]
+    log = _log(tmp_path / "gd.parquet", "gd", gd_thr, [2, 6, 18, 20, 20, 20], {"kind": "run"})
+    results.append(TransferResult(Trial("gd", 1, "run", 6.0, (0.0,)), 1, log, ok, 0.0, 0.0))
+    s = summarize(exp, results)
+    assert s["best_fixed"]["source"] == "sweep" and s["best_fixed"]["streams"] == 20
+    assert s["best_fixed"]["throughput_bps"] == pytest.approx(900e6)
+    assert set(s["sweep"]) == {"10", "20"} and list(s["policies"]) == ["gd"]
+    gd = s["policies"]["gd"]
+    assert gd["mean_throughput_bps"] == pytest.approx(sum(gd_thr) / 6)
+    # 3-MI moving average: 416, 683, 883 Mbit/s at t = 3, 4, 5: >= 90 % of 900 from t = 5 on
+    assert gd["time_to_optimum_s"] == 5.0 and gd["reached"] == 1
+    assert gd["loss_rate"] == pytest.approx(0.01)
+    assert gd["streams_min"] == 2 and gd["streams_max"] == 20
+    assert 0 < gd["utility_ratio"] < 1 and s["failed_transfers"] == 0
+
+
+def test_summary_completion_times_and_failures(tmp_path: Path) -> None:
+    from xfer.experiment import TransferResult
+    from xfer.experiment_summary import summarize
+
+    exp = parse(policies=["gd"], transfers={"count": 3, "receiver": "shared"}, data={"size": "1GB"})
+    trial = Trial("gd", 1, "run", 60.0, (0.0, 0.0, 0.0))
+    results = []
+    for k, secs in ((1, 20.0), (2, 26.0), (3, None)):
+        meta = {"kind": "run", "group": trial.group}
+        log = _log(tmp_path / f"t{k}.parquet", "gd", [300e6] * 5, [8] * 5, meta)
+        end = {"exit_code": 0, "seconds": secs} if secs else {"exit_code": 4, "error": "stopped"}
+        results.append(TransferResult(trial, k, log, end, 1000.0, 1030.0))
+    s = summarize(exp, results)
+    comp = s["policies"]["gd"]["completion"]["repetitions"][0]
+    assert comp["completion_s"][:2] == [pytest.approx(20.0, abs=0.5), pytest.approx(26.0, abs=0.5)]
+    assert comp["completion_s"][2] is None and not comp["all_completed"]
+    assert comp["straggler_gap_s"] == pytest.approx(6.0, abs=0.5)
+    assert s["failed_transfers"] == 1 and s["failures"][0]["transfer"] == 3
+    assert s["best_fixed"] is None and s["policies"]["gd"]["utility_ratio"] is None
+    assert s["policies"]["gd"]["jfi"] == pytest.approx(1.0)
