@@ -398,6 +398,18 @@ def _split(text: str | None) -> tuple[str, ...] | None:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
+def _check_controllers(exp: Experiment) -> None:
+    """Build every controller once here, so that a missing checkpoint fails before the runs."""
+    from policy.base import ControllerConfig, make_controller
+
+    cfg = ControllerConfig(exp.min_streams, exp.max_streams, None, exp.mi_s)
+    for spec in exp.policies:
+        try:
+            make_controller(spec, cfg)
+        except ValueError as exc:
+            raise ExperimentError(f"{exp.source}: policy {spec!r}: {exc}") from None
+
+
 @click.command("experiment")
 @click.argument("file")
 @click.option(
@@ -421,6 +433,7 @@ def experiment_cmd(file: str, duration: float | None, out_dir: str | None, polic
         exp = load_experiment(file).with_overrides(duration, _split(policies), repetitions)
         if no_sweep:
             exp = dataclasses.replace(exp, sweep=None)
+        _check_controllers(exp)
     except ExperimentError as exc:
         raise click.UsageError(str(exc)) from None
     out = Path(out_dir or Path("runs") / "experiments" / exp.name)
