@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -43,6 +44,11 @@ async def _run_cancellable(coro):  # noqa: ANN001, ANN202 - a coroutine in, its 
         loop.remove_signal_handler(signal.SIGTERM)
 
 
+def _logger():  # noqa: ANN202 - a print-like callable
+    t0 = time.monotonic()
+    return lambda msg: click.echo(f"campaign [{time.monotonic() - t0:6.1f} s] {msg}", err=True)
+
+
 @click.group("campaign")
 def campaign() -> None:
     """Campaigns on real testbeds over SSH (see docs/campaigns.md)."""
@@ -68,7 +74,7 @@ def run_cmd(
         wheel=Path(wheel) if wheel else None,
         report=not no_report,
         max_runs=max_runs,
-        log=lambda msg: click.echo(f"campaign: {msg}", err=True),
+        log=_logger(),
     )
     try:
         summary = asyncio.run(_run_cancellable(run_campaign(c, opts)))

@@ -5,7 +5,7 @@ The wheel is built from a clean copy of the source tree (``pip wheel --no-deps
 ``WORKDIR/venv``, a venv made with ``--system-site-packages`` so that heavy dependencies
 already on the host (torch, pyarrow) are reused: if every ``Requires-Dist`` of the wheel is
 already importable there, it is installed with ``--no-deps``, otherwise with its dependencies
-(which needs the host to reach a package index). A marker file with the wheel's SHA-256 makes
+(which needs the host to reach a package index). A marker file with the digest of the wheel's contents makes
 re-installing the same wheel a no-op, so resuming a campaign is fast.
 """
 
@@ -99,12 +99,13 @@ def build_wheel(out_dir: Path, source: Path | None = None) -> Path:
     return wheels[-1]
 
 
-def sha256(path: Path) -> str:
-    """Hex SHA-256 of a file."""
+def wheel_digest(wheel: Path) -> str:
+    """SHA-256 over the wheel's member names and contents (not the zip's timestamps), so
+    that rebuilding the same tree gives the same digest and is not installed again."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
+    with zipfile.ZipFile(wheel) as zf:
+        for name in sorted(zf.namelist()):
+            h.update(name.encode() + b"\0" + zf.read(name) + b"\0")
     return h.hexdigest()
 
 
@@ -156,8 +157,8 @@ async def install_on(host: RemoteHost, wheel: Path, log: Callable[[str], None] =
     if host.spec.install == "none":
         await host.run(["xfer", "--version"])
         return "preinstalled"
-    digest = sha256(wheel)
-    marker = host.path("venv", ".xfer-wheel-sha256")
+    digest = wheel_digest(wheel)
+    marker = host.path("venv", ".xfer-wheel-digest")
     py = await _ensure_venv(host)
     have = await host.run(["cat", marker], check=False)
     if have.exit_status == 0 and have.stdout.strip() == digest:
@@ -166,7 +167,8 @@ async def install_on(host: RemoteHost, wheel: Path, log: Callable[[str], None] =
     remote_wheel = host.path("wheels", wheel.name)
     await host.put(wheel, remote_wheel)
     reqs = wheel_requirements(wheel)
-    missing = (await host.run([py, "-c", _DEPS_CHECK, *reqs], timeout=120)).stdout.splitlines()
+    check = await host.run([py, "-c", _DEPS_CHECK, *reqs], timeout=120)
+    missing = [line for line in check.stdout.splitlines() if line.strip()]
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall"]
     if missing:
         log(

@@ -235,8 +235,6 @@ class CampaignRunner:
             f"{spec.duration_s:g}",
             "--policy",
             f"fixed:{spec.streams}",
-            "--streams",
-            str(spec.streams),
             "--max-streams",
             str(max(spec.streams, self.c.run.max_streams)),
             "--transport",
@@ -253,7 +251,7 @@ class CampaignRunner:
                     **result.to_dict(),
                     "problems": (
                         *result.problems,
-                        f"send error: {end.get('error') or errors.strip()[-300:]}",
+                        f"send error: {end.get('error')}: {errors.strip()[-300:]}",
                     ),
                 }
             )
@@ -302,7 +300,7 @@ class CampaignRunner:
         if failed:
             summary.failed.append(run.run_id)
             self.state.mark(run, "failed", end=end, errors=errors[-2000:], started_at=started)
-            self.log(f"run {run.run_id}: FAILED: {end.get('error') or errors.strip()[-300:]}")
+            self.log(f"run {run.run_id}: FAILED: {end.get('error')}: {errors.strip()[-300:]}")
         else:
             summary.done.append(run.run_id)
             self.state.mark(
@@ -365,7 +363,9 @@ class CampaignRunner:
         return summary
 
     def report(self) -> Path | None:
-        """``xfer report`` over every collected log (box plots per policy and testbed)."""
+        """``xfer report`` over every collected log: Fig. 2-style box plots per policy for
+        each ``scenario`` (= ``testbed:link``), figures in ``report/``, the summary table as
+        ``report/summary.json``."""
         logs = sorted((self.opt.out_dir / "logs").glob("*.parquet"))
         if not logs:
             self.log("report: no logs yet")
@@ -379,17 +379,16 @@ class CampaignRunner:
             *map(str, logs),
             "--out",
             str(out),
-            "--group",
-            "testbed",
-            "--title",
-            f"campaign {self.c.name}",
+            "--json",
         ]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(
                 f"xfer report failed ({res.returncode}): {res.stderr.strip()[-1500:]}"
             )
-        self.log(f"report: {out}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(res.stdout)
+        self.log(f"report: {len(logs)} runs -> {out}")
         return out
 
 

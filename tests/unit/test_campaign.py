@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import tomllib
 import xml.etree.ElementTree as ET
@@ -21,7 +22,7 @@ from testbeds.campaign import (
 )
 from testbeds.campaign.calibrate import goodput_of, judge, parse_ping
 from testbeds.campaign.cli import campaign as campaign_cli
-from testbeds.campaign.install import wheel_requirements
+from testbeds.campaign.install import wheel_digest, wheel_requirements
 from testbeds.campaign.provision import ProvisionedHost, chameleon, cloudlab, hosts_toml
 from testbeds.campaign.runner import CampaignRunner, RunnerOptions
 from testbeds.campaign.schema import parse_quantity
@@ -221,7 +222,7 @@ def test_parse_ping_and_judge() -> None:
     rtts = parse_ping(PING)
     assert rtts == [10.4, 10.2, 31.0]
     c = load(base_doc())
-    link, spec = c.links[0], c.calibration
+    link, spec = c.links[0], dataclasses.replace(c.calibration, goodput_tolerance=0.2)
     ok = judge(link, spec, rtts, 95e6)
     assert ok.ok and ok.rtt_ms == 10.4 and ok.problems == ()  # median: outliers do not count
     slow = judge(link, spec, rtts, 40e6)
@@ -331,3 +332,17 @@ def test_chameleon_plan_is_the_papers_two_sites() -> None:
         ("CHI@TACC", "sender"),
     ]
     assert rows[0]["lease"] == "xfer-campaign-uc" and rows[0]["duration"] == "2:00:00"
+
+
+def test_wheel_digest_ignores_zip_timestamps(tmp_path: Path) -> None:
+    def make(name: str, when: tuple, body: bytes) -> Path:
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr(zipfile.ZipInfo("xfer/a.py", when), body)
+        return path
+
+    a = make("a.whl", (2020, 1, 1, 0, 0, 0), b"x = 1")
+    b = make("b.whl", (2026, 5, 5, 5, 5, 5), b"x = 1")
+    c = make("c.whl", (2020, 1, 1, 0, 0, 0), b"x = 2")
+    assert a.read_bytes() != b.read_bytes()
+    assert wheel_digest(a) == wheel_digest(b) != wheel_digest(c)
