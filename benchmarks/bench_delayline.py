@@ -36,7 +36,7 @@ def cpu_seconds(pid: int) -> float:
 def delay_line_cost(seconds: float) -> dict:
     """CPU seconds per second of the delay line (and of the iperf3 sender) at 1 Gbit/s."""
     with Testbed(load_scenario("wan-1g-50ms"), name="bench-dl") as tb:
-        pid = int(tb._pids["delayline"])
+        pid = int(tb.pids["delayline"])
         rcv = tb.hosts["receiver"]
         with _iperf(
             tb, 1, ["-P", "4", "-C", "bbr", "-t", str(int(seconds + 6))], seconds + 6

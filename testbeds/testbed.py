@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -93,6 +94,8 @@ class Testbed:
             while name + ("" if n == 1 else f"-{n}") in Testbed._live:
                 n += 1
             name += "" if n == 1 else f"-{n}"
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}", name):
+            raise TestbedError(f"testbed name {name!r}: use 1-60 letters, digits, '.', '_', '-'")
         self.name = name
         self.builder = Builder(name, self.scenario)
         self.hosts: dict[str, Host] = {"router": Host("router", self.builder.router)}
@@ -103,6 +106,11 @@ class Testbed:
         self._schedule: ScheduleRunner | None = None
         self._owner = True
         self._is_up = False
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Pids of the processes the testbed runs itself (delay line, background servers)."""
+        return dict(self._pids)
 
     # -- life cycle ---------------------------------------------------------------------
 

@@ -62,7 +62,7 @@ def snapshot() -> Iterator[dict[str, str]]:
 
 
 def _processes(tb: Testbed) -> list[int]:
-    pids = [int(p) for p in tb._pids.values()]
+    pids = [int(p) for p in tb.pids.values()]
     for host in tb.hosts.values():
         out = subprocess.run(
             ["ip", "netns", "pids", host.ns], capture_output=True, text=True
@@ -170,7 +170,7 @@ def test_down_cleans_up_after_a_crashed_process(snapshot: dict[str, str]) -> Non
         "import os, testbeds\n"
         "tb = testbeds.Testbed(testbeds.load_scenario('lossy-1g-50ms'), name='crashtest')\n"
         "tb.up()\n"
-        "print(tb._pids['delayline'], flush=True)\n"
+        "print(tb.pids['delayline'], flush=True)\n"
         "os._exit(9)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
