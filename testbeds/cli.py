@@ -9,10 +9,13 @@ import sys
 import click
 
 from .calibrate import as_json, calibrate, report
-from .netns import in_use, running_testbeds
+from .delayline import DelayLineError
+from .netns import NetnsError, in_use, running_testbeds
 from .scenario import Scenario, ScenarioError, list_scenarios, load_scenario
 from .testbed import Testbed, TestbedError
 from .testbed import down as tb_down
+
+SETUP_ERRORS = (TestbedError, NetnsError, DelayLineError)
 
 
 def _load(scenario: str) -> Scenario:
@@ -58,10 +61,10 @@ def list_cmd() -> None:
 def up_cmd(scenario: str, name: str | None, start_schedule: bool) -> None:
     """Bring SCENARIO up and leave it up (use `exec`, then `down`)."""
     scn = _load(scenario)
-    tb = Testbed(scn, name=name or scn.name)
     try:
+        tb = Testbed(scn, name=name or scn.name)
         tb.up()
-    except TestbedError as exc:
+    except SETUP_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     for h in tb.hosts.values():
         click.echo(f"{h.name:<10} {h.ns:<32} {' '.join(h.addrs)}")
@@ -126,7 +129,7 @@ def calibrate_cmd(scenario: str, as_json_: bool) -> None:
     try:
         with Testbed(scn) as tb:
             checks = calibrate(tb)
-    except TestbedError as exc:
+    except SETUP_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(as_json(scn.name, checks) if as_json_ else report(checks))
     sys.exit(0 if all(c.ok for c in checks) else 1)
