@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
+import time
 
 import click
 
@@ -81,7 +81,7 @@ def up_cmd(scenario: str, name: str | None, start_schedule: bool) -> None:
             for t, what in log[seen:]:
                 click.echo(f"t={t:7.2f}s  {what}")
             seen = len(log)
-            subprocess.run(["sleep", "0.5"])
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     finally:
