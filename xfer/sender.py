@@ -59,8 +59,8 @@ from xfer.transport import SocketOptions, Transport, make_transport
 
 log = logging.getLogger("xfer.sender")
 
-MEM_PATTERN = 64 << 20
-"""Bytes of random data cycled through in memory mode."""
+MEM_PATTERN = 8 << 20
+"""Bytes of random data cycled through in memory mode (at least one block)."""
 SMALL_BLOCK = 1 << 20
 """Blocks up to this size are read and sent with one sendall (header + data) instead of sendfile."""
 
@@ -135,8 +135,8 @@ class MemSource:
 
     def __init__(self, block_size: int) -> None:
         self.block = block_size
-        self.pattern = memoryview(os.urandom(MEM_PATTERN))
         self.slots = max(1, MEM_PATTERN // block_size)
+        self.pattern = memoryview(os.urandom(self.slots * block_size))
         self._digest: dict[tuple[int, int], int] = {}
 
     def payload(self, blk: Block) -> memoryview:
@@ -289,6 +289,8 @@ class StreamPool:
                     self.deaths += 1
                     self.sched.stream_lost(sid)
                 self.cond.notify_all()
+            if not clean and not self.stopping and not self.sched.done:
+                self.set_target(self.target)  # replace the dead stream now, not at the next MI
 
     def _open(self, sid: int) -> socket.socket:
         host, port = split_hostport(self.cfg.address)
@@ -429,9 +431,9 @@ class Sender:
         if not cfg.mem:  # which journaled ranges still match our files (the rest is stale)
             keep = {str(k): [list(r) for r in v] for k, v in self.kept.items()}
             await ch.send(Msg.KEEP, {"have": keep})
-        monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         entries = self.catalog.entries
         mem = MemSource(cfg.block_size) if cfg.mem else None  # one pattern shared by all streams
+        monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         self.pool = StreamPool(
             cfg,
             sched,

@@ -102,7 +102,10 @@ class Block:
 class _InFlight:
     block: Block
     streams: set[int]
+    """Streams that carry (a copy of) the block."""
     hedged: bool = False
+    copies_pending: int = 0
+    """Redundant copies queued but not yet handed to a stream."""
 
 
 @dataclass
@@ -156,6 +159,7 @@ class BlockScheduler:
             if stream in fl.streams:
                 self.pending.append(blk)  # a copy must go on another stream
                 continue
+            fl.copies_pending -= 1
             return blk
         return None
 
@@ -179,7 +183,7 @@ class BlockScheduler:
             if stream not in fl.streams:
                 continue
             fl.streams.discard(stream)
-            if not fl.streams:
+            if not fl.streams and not fl.copies_pending:
                 del self.inflight[key]
                 b = fl.block
                 self.pending.appendleft(Block(b.file_id, b.offset, b.length, resend=True))
@@ -193,6 +197,7 @@ class BlockScheduler:
         for fl in self.inflight.values():
             if not fl.hedged and fl.streams <= streams:
                 fl.hedged = True
+                fl.copies_pending += 1
                 b = fl.block
                 self.pending.appendleft(Block(b.file_id, b.offset, b.length, redundant=True))
                 n += 1

@@ -194,3 +194,17 @@ def test_hedged_copies_go_to_other_streams_and_vanish_once_acked() -> None:
     assert sched.bytes_redundant == 4
     sched.ack(0, 8)
     assert sched.done
+
+
+def test_a_hedged_block_survives_the_death_of_its_stream_until_its_copy_is_confirmed() -> None:
+    sched = BlockScheduler(mem_blocks(4, 4))
+    blk = sched.next(1)
+    assert blk is not None and sched.hedge({1}) == 1
+    assert sched.stream_lost(1) == 0  # its copy is queued: nothing to re-queue
+    copy = sched.next(2)
+    assert copy is not None and copy.redundant
+    assert sched.stream_lost(2) == 1  # the copy's stream died too: now it is re-queued
+    again = sched.next(3)
+    assert again is not None and again.resend and not again.redundant
+    sched.ack(0, 0)
+    assert sched.next(3) is None and sched.done
