@@ -273,6 +273,7 @@ class Receiver:
         try:
             await self._run_session(ch, s, hello)
         except RemoteError as exc:
+            log.warning("session %s ended (%s): %s", s.id[:8], exc.code, exc)
             await self._send_error(ch, exc.code, str(exc))
         except ProtocolError as exc:
             log.warning("session %s: remote protocol error: %s", s.id[:8], exc)
