@@ -23,11 +23,17 @@ scikit-optimize is imported when this module is (only when ``bo`` is chosen).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
 from skopt import Optimizer
 from skopt.space import Integer
+
+try:  # a dependency of scikit-learn, so normally present
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover
+    threadpool_limits = None
 
 from policy.base import ControllerConfig
 from policy.gd import PROBE_ARGS, Probe, ProbeConfig, parse_args
@@ -90,7 +96,10 @@ class BayesianOptimizer:
             if len(self.opt.yi) > self.window:
                 self.opt.yi = self.opt.yi[-self.window :]
                 self.opt.Xi = self.opt.Xi[-self.window :]
-            with warnings.catch_warnings():
+            # one BLAS thread: a 20-point GP gains nothing from more, and on a busy machine
+            # extra threads made the fit 10-20 times slower (measured, see docs)
+            one = threadpool_limits(1) if threadpool_limits else contextlib.nullcontext()
+            with warnings.catch_warnings(), one:
                 warnings.simplefilter("ignore")
                 self.opt.tell([self.cc], score)
         if self.iters > 0 and self.count >= self.iters:
