@@ -33,15 +33,26 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def delay_line_cost(seconds: float) -> dict:
-    """CPU seconds per second of the delay line (and of the iperf3 sender) at 1 Gbit/s."""
+LOADS = {
+    # name: iperf3 arguments; both fill the 1 Gbit/s bottleneck of wan-1g-50ms
+    "4 bbr streams": ["-P", "4", "-C", "bbr"],
+    # paper-fig1 style: paced streams make TCP send small GSO packets, i.e. more packets
+    "24 cubic streams paced at 50 Mbit/s": ["-P", "24", "-C", "cubic", "--fq-rate", "50M"],
+}
+
+
+def delay_line_cost(seconds: float, label: str, iperf_args: list[str]) -> dict:
+    """CPU seconds per second of the delay line (and of the iperf3 sender) at 1 Gbit/s.
+
+    The delay line's CPU includes the kernel's work on the packets it releases (the rest of
+    forwarding, the qdisc, and often the receiver's stack) since that runs in its verdict call.
+    """
     with Testbed(load_scenario("wan-1g-50ms"), name="bench-dl") as tb:
         pid = int(tb.pids["delayline"])
         rcv = tb.hosts["receiver"]
-        with _iperf(
-            tb, 1, ["-P", "4", "-C", "bbr", "-t", str(int(seconds + 6))], seconds + 6
-        ) as run:
-            time.sleep(2)
+        total = int(seconds + 8)
+        with _iperf(tb, 1, [*iperf_args, "-t", str(total)], total) as run:
+            time.sleep(3)
             peer = run["client"].pid  # `ip netns exec` execs iperf3, so this is iperf3's own pid
             c0, p0, t0 = cpu_seconds(pid), cpu_seconds(peer), time.monotonic()
             nbytes, span = _received_twice(rcv, 0, seconds)
@@ -49,6 +60,7 @@ def delay_line_cost(seconds: float) -> dict:
     dl, ip = (c1 - c0) / (t1 - t0), (p1 - p0) / (t1 - t0)
     return {
         "measure": "delay_line_cpu_at_1gbit",
+        "load": label,
         "goodput_mbps": round(nbytes * 8 / span / 1e6, 1),
         "delay_line_cpu_s_per_s": round(dl, 3),
         "iperf3_sender_cpu_s_per_s": round(ip, 3),
@@ -85,8 +97,9 @@ def main() -> None:
     print(
         json.dumps({"measure": "machine", "cpus": os.cpu_count(), "loadavg_1m": load}), flush=True
     )
-    cost = delay_line_cost(args.seconds)
-    print(json.dumps(cost), flush=True)
+    costs = [delay_line_cost(args.seconds, label, a) for label, a in LOADS.items()]
+    for cost in costs:
+        print(json.dumps(cost), flush=True)
     best = None
     for rate in (float(r) for r in args.rates.split(",")):
         res = calibration_at(rate, args.rtt_ms)
@@ -94,10 +107,14 @@ def main() -> None:
         if res["ok"]:
             best = rate
     kernel = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
+    for cost in costs:
+        print(
+            f"summary: delay line {cost['delay_line_cpu_s_per_s']:.3f} CPU-s/s at {cost['goodput_mbps']} "
+            f"Mbit/s with {cost['load']} (iperf3 sender: {cost['iperf3_sender_cpu_s_per_s']:.3f}, "
+            f"ratio {cost['ratio_delay_line_to_iperf3']})"
+        )
     print(
-        f"summary: delay line {cost['delay_line_cpu_s_per_s']:.3f} CPU-s/s at {cost['goodput_mbps']} Mbit/s "
-        f"(iperf3 sender: {cost['iperf3_sender_cpu_s_per_s']:.3f}, ratio {cost['ratio_delay_line_to_iperf3']}); "
-        f"highest rate passing calibration at {args.rtt_ms:g} ms RTT: {best} Gbit/s "
+        f"summary: highest rate passing calibration at {args.rtt_ms:g} ms RTT: {best} Gbit/s "
         f"(kernel {kernel}, {os.cpu_count()} CPUs, load {load:.1f} at start)"
     )
 
