@@ -110,7 +110,8 @@ def fig_box(scenarios: dict[str, list[Run]], path: Path) -> Path:
         data = [
             [run_mean_throughput(r) / MBIT for r in runs if r.policy == p and len(r)] for p in pols
         ]
-        ax.boxplot(data, tick_labels=pols)
+        ax.boxplot(data)
+        ax.set_xticks(range(1, len(pols) + 1), pols)
         for i, d in enumerate(data, start=1):  # show the runs themselves too
             ax.plot(np.full(len(d), i) + np.linspace(-0.08, 0.08, len(d)), d, "o", ms=3, alpha=0.6)
         ax.set_title(scen or "(no scenario)")

@@ -211,3 +211,17 @@ def test_report_refuses_a_non_log(tmp_path: Path) -> None:
     pq.write_table(pa.table({"x": [1]}), p)
     res = CliRunner().invoke(report_cmd, [str(p), "--out", str(tmp_path / "o")])
     assert res.exit_code != 0 and "not an xfer run log" in res.output
+
+
+def test_report_survives_an_empty_log(tmp_path: Path) -> None:
+    empty = RunLog(tmp_path / "empty.parquet", {"policy": "ppo", "scenario": "x"})  # never closed
+    full = write_log(
+        tmp_path / "full.parquet", {"policy": "gd", "scenario": "x"}, [(2, 10.0, 0)] * 3
+    )
+    res = CliRunner().invoke(
+        report_cmd, [str(empty.path), str(full), "--out", str(tmp_path / "o"), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    pols = json.loads(res.output)["scenarios"][0]["policies"]
+    assert pols["ppo"]["runs"] == 1 and pols["ppo"]["mean_throughput_bps"] is None
+    assert pols["gd"]["mean_throughput_bps"] == pytest.approx(10e6)
