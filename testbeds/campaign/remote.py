@@ -176,10 +176,26 @@ class RemoteHost:
             raise RemoteError(f"{self.name}: {cmd!r} exited {status}: {out.stderr.strip()[-800:]}")
         return out
 
-    async def start(self, argv: Sequence[str] | str) -> RemoteProcess:
-        """Start a command in the background and return it once its PID is known."""
+    async def start(
+        self, argv: Sequence[str] | str, *, pidfile: str | None = None
+    ) -> RemoteProcess:
+        """Start a command in the background and return it once its PID is known.
+
+        With ``pidfile``, a process left by an earlier controller that died without cleaning
+        up (its PID is in the file and its command line mentions the file's directory) is
+        stopped first, and the new PID is written there.
+        """
         cmd = shell(argv)
-        proc = await self.conn.create_process(f"echo $$; exec {cmd}")
+        prefix = ""
+        if pidfile:
+            pf, mark = shlex.quote(pidfile), shlex.quote(pidfile.rsplit("/", 1)[0])
+            await self.run(
+                f"p=$(cat {pf} 2>/dev/null); "
+                f'if [ -n "$p" ] && grep -qF {mark} /proc/$p/cmdline 2>/dev/null; '
+                f"then kill $p; sleep 1; kill -9 $p 2>/dev/null; fi; rm -f {pf}; true"
+            )
+            prefix = f"echo $$ > {pf}; "
+        proc = await self.conn.create_process(f"{prefix}echo $$; exec {cmd}")
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
         try:
             pid = int(str(line).strip())

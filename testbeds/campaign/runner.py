@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -120,8 +121,9 @@ class CampaignRunner:
     async def _distribute_token(self) -> None:
         token_file = self.opt.out_dir / "token"
         if not token_file.exists():
-            token_file.write_text(secrets.token_hex(32) + "\n")
-            token_file.chmod(0o600)
+            fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32) + "\n")
         for h in self.hosts.values():
             await h.put(token_file, h.path("token"))
             await h.run(["chmod", "600", h.path("token")])
@@ -189,9 +191,9 @@ class CampaignRunner:
         receiver: RemoteProcess | None = None
         sender: RemoteProcess | None = None
         try:
-            receiver = await rx.start(recv_cmd)
+            receiver = await rx.start(recv_cmd, pidfile=rx.path("receiver.pid"))
             await receiver.wait_ready(READY, timeout=60)
-            sender = await tx.start(send_cmd)
+            sender = await tx.start(send_cmd, pidfile=tx.path("sender.pid"))
             try:
                 done = await sender.wait(timeout)
             except TimeoutError:

@@ -149,7 +149,9 @@ def campaign(*args: str, **kw) -> subprocess.Popen:
 def finish(proc: subprocess.Popen, timeout: float) -> str:
     """Wait for a campaign process; kill it (and fail) if it overruns."""
     try:
-        return proc.communicate(timeout=timeout)[1]
+        err = proc.communicate(timeout=timeout)[1]
+        print(err)  # the campaign's timed progress lines (shown with -s or on failure)
+        return err
     except subprocess.TimeoutExpired:
         proc.kill()
         err = proc.communicate()[1]
