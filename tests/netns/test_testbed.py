@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -247,3 +248,20 @@ def test_schedule_changes_rate_blackholes_a_path_and_runs_background(tmp_path: P
             ["ss", "-Htn", "state", "established"], capture_output=True, text=True
         )
         assert "10.1.2.101:5201" in clients.stdout, "the background flow is not running"
+
+
+def test_sockdiag_reads_bytes_received() -> None:
+    """The netlink reader calibration uses agrees with what a socket really received."""
+    from testbeds.sockdiag import bytes_received
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            conn, _ = server.accept()
+            with conn:
+                client.sendall(b"x" * 1_000_000)
+                got = 0
+                while got < 1_000_000:
+                    got += len(conn.recv(1 << 16))
+                counts = bytes_received(port)
+                assert counts == {f"127.0.0.1:{client.getsockname()[1]}": 1_000_000}
