@@ -530,9 +530,12 @@ def journaled_bytes(root: str) -> int:
         for name in os.listdir(d):
             if not name.endswith(".jnl"):
                 continue
-            with contextlib.suppress(FileNotFoundError), open(os.path.join(d, name), "rb") as f:
-                f.readline()
-                raw = f.read()
+            try:
+                with open(os.path.join(d, name), "rb") as f:
+                    f.readline()
+                    raw = f.read()
+            except FileNotFoundError:  # finished (renamed) meanwhile
+                continue
             for i in range(0, len(raw) - len(raw) % JOURNAL_RECORD.size, JOURNAL_RECORD.size):
                 total += JOURNAL_RECORD.unpack_from(raw, i)[1]
     return total

@@ -44,5 +44,6 @@ def test_sixteen_senders_at_once(tmp_path) -> None:
         assert wait_for(lambda: not rx._rx.sessions, 10)
     for src, summary in zip(trees, results, strict=True):
         assert summary["exit_code"] == 0 and summary["verified"], (src, summary)
-        assert summary["files"] == 21 and summary["bytes_sent"] == summary["bytes"]
+        assert summary["files"] == 21 and summary["bytes_skipped"] == 0
+        assert summary["bytes_sent"] >= summary["bytes"]  # more when hedged copies were sent
         assert trees_equal(src, str(tmp_path / "dst" / os.path.basename(src)))

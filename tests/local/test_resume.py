@@ -198,3 +198,33 @@ def test_file_changed_between_runs_is_sent_whole_again(tmp_path, rx, change) -> 
     assert summary["bytes_sent"] >= size, summary  # all of it, no stale range kept
     assert summary["bytes_skipped"] <= len(b"unchanged\n"), summary
     assert trees_equal(str(src), os.path.join(root, "tree"))
+
+
+def test_file_fully_journaled_but_not_renamed_is_finished_without_resending(tmp_path) -> None:
+    """The receiver died after journaling the last block of a file but before renaming it
+    (the journal even lists one block twice, as a hedged duplicate does). Before KEEP, the
+    re-run waited forever for a FILE_DONE nobody would send."""
+    import xxhash
+
+    from xfer.manifest import scan
+    from xfer.store import Store
+
+    src = tmp_path / "src" / "f.bin"
+    src.parent.mkdir(parents=True)
+    data = os.urandom(3 << 20)
+    src.write_bytes(data)
+    (entry,) = scan([str(src)]).entries
+    root = str(tmp_path / "dst")
+    store = Store(root, fsync=False)
+    assert store.prepare(entry) == (False, [])
+    for off in (0, 1 << 20, 2 << 20, 1 << 20):
+        block = memoryview(data)[off : off + (1 << 20)]
+        store.write(entry, off, block)
+        store.record(entry, off, len(block), xxhash.xxh3_64_intdigest(block))
+    store.sync()
+    store.close()
+    with xfer.Receiver(root=root, fsync=False) as r:
+        s = xfer.send([str(src)], r.address, block_size=1 << 20, stall_timeout=5)
+    assert s["exit_code"] == 0 and s["verified"], s
+    assert s["bytes_sent"] == 0 and s["bytes_skipped"] == len(data), s
+    assert (tmp_path / "dst" / "f.bin").read_bytes() == data
