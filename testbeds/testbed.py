@@ -106,6 +106,7 @@ class Testbed:
         self._schedule: ScheduleRunner | None = None
         self._owner = True
         self._is_up = False
+        self._old_sigterm: Any = None
 
     @property
     def pids(self) -> dict[str, int]:
@@ -115,13 +116,21 @@ class Testbed:
     # -- life cycle ---------------------------------------------------------------------
 
     def __enter__(self) -> Testbed:
-        self.up()
+        self._old_sigterm = _sigterm_raises()
+        try:
+            self.up()
+        except BaseException:
+            _restore_sigterm(self._old_sigterm)
+            raise
         return self
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.down()
+        try:
+            self.down()
+        finally:
+            _restore_sigterm(self._old_sigterm)
 
     def up(self) -> Testbed:
         """Create everything; on any failure, remove what was created and re-raise."""
@@ -260,6 +269,26 @@ class Testbed:
             yield
         finally:
             self.builder.set_loss_enabled(True)
+
+
+def _sigterm_raises() -> Any:
+    """Inside ``with Testbed(...)``, SIGTERM (when it would simply kill us) raises SystemExit,
+    so that the block unwinds and tears the testbed down. Returns what to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    return signal.SIG_DFL
+
+
+def _restore_sigterm(old: Any) -> None:
+    if old is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, old)
 
 
 @contextlib.contextmanager

@@ -265,3 +265,18 @@ def test_sockdiag_reads_bytes_received() -> None:
                     got += len(conn.recv(1 << 16))
                 counts = bytes_received(port)
                 assert counts == {f"127.0.0.1:{client.getsockname()[1]}": 1_000_000}
+
+
+def test_sigterm_inside_the_block_tears_down(snapshot: dict[str, str]) -> None:
+    code = (
+        "import time, testbeds\n"
+        "with testbeds.Testbed(testbeds.load_scenario('wan-1g-50ms'), name='termtest') as tb:\n"
+        "    print(tb.pids['delayline'], flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    delay_pid = int(proc.stdout.readline())
+    proc.terminate()
+    assert proc.wait(timeout=30) == 143
+    assert_gone(Testbed(load_scenario("wan-1g-50ms"), name="termtest"), [delay_pid], snapshot)
