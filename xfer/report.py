@@ -202,6 +202,13 @@ def _fmt(x: float | None, scale: float = 1.0, digits: int = 1) -> str:
     )
 
 
+_CAPTION = (
+    "Mbit/s: mean throughput; t90: time to 90 % of the best fixed throughput "
+    "(runs that reached it); U ratio: mean utility / best fixed-N utility; "
+    "link %: throughput / capacity"
+)
+
+
 def print_summary(summaries: Sequence[Summary]) -> None:
     """The human table (rich); scripts should use ``--json``."""
     from rich.console import Console
@@ -212,18 +219,10 @@ def print_summary(summaries: Sequence[Summary]) -> None:
         best = f"best fixed {_fmt(s.best_fixed_bps, 1 / MBIT)} Mbit/s"
         if s.best_fixed_streams:
             best += f" (fixed:{s.best_fixed_streams})"
-        table = Table(title=f"{s.scenario or '(no scenario)'}: {best}")
-        for col in (
-            "policy",
-            "runs",
-            "mean Mbit/s",
-            "time to 90% (s)",
-            "loss %",
-            "JFI",
-            "utility ratio",
-            "link use %",
-        ):
-            table.add_column(col, justify="left" if col == "policy" else "right")
+        table = Table(title=f"{s.scenario or '(no scenario)'}: {best}", caption=_CAPTION)
+        table.add_column("policy", overflow="fold", min_width=12)
+        for col in ("runs", "Mbit/s", "t90 (s)", "loss %", "JFI", "U ratio", "link %"):
+            table.add_column(col, justify="right", no_wrap=True)
         for p in sorted(s.policies.values(), key=lambda p: p.policy):
             tto = _fmt(p.time_to_optimum_s) + (
                 f" ({p.reached}/{p.runs})" if s.best_fixed_bps else ""
