@@ -65,7 +65,7 @@ class Msg(enum.IntEnum):
     SUMMARY = 12  # R->S {...}
     ERROR = 13  # either way {code, message}
     DATA_HELLO = 14  # S->R on a data connection {session, stream, nonce, proof}
-    RESEND = 15  # R->S {id, ranges: [[off, len], ...]} (verification failed on the receiver)
+    # 15 was RESEND, never sent: a failed block comes back in ACK.bad
     KEEP = 16  # S->R right after READY {have: {id: [[off, len], ...]}}: offered ranges still valid
 
 

@@ -25,7 +25,7 @@ class State(enum.Enum):
     AUTH = "auth"  # waiting for AUTH (receiver) / WELCOME (sender)
     OPEN = "open"  # waiting for OPEN
     MANIFEST = "manifest"  # receiving MANIFEST batches until MANIFEST_END / waiting for READY
-    ACTIVE = "active"  # blocks flow; ACK / FILE_DONE / RESEND go back
+    ACTIVE = "active"  # blocks flow; ACK / FILE_DONE go back
     CLOSING = "closing"  # BYE sent / received, SUMMARY pending
     CLOSED = "closed"  # terminal: finished cleanly
     FAILED = "failed"  # terminal: an ERROR was sent or received
@@ -51,7 +51,6 @@ SENDER_TABLE: dict[tuple[State, Msg], State] = {
     (State.MANIFEST, Msg.READY): State.ACTIVE,
     (State.ACTIVE, Msg.ACK): State.ACTIVE,
     (State.ACTIVE, Msg.FILE_DONE): State.ACTIVE,
-    (State.ACTIVE, Msg.RESEND): State.ACTIVE,
     (State.CLOSING, Msg.ACK): State.CLOSING,
     (State.CLOSING, Msg.FILE_DONE): State.CLOSING,
     (State.CLOSING, Msg.SUMMARY): State.CLOSED,
