@@ -159,10 +159,11 @@ async def install_on(host: RemoteHost, wheel: Path, log: Callable[[str], None] =
         return "preinstalled"
     digest = wheel_digest(wheel)
     marker = host.path("venv", ".xfer-wheel-digest")
-    py = await _ensure_venv(host)
-    have = await host.run(["cat", marker], check=False)
+    py = host.path("venv", "bin", "python")
+    have = await host.run(f"test -x {py} && cat {marker}", check=False)
     if have.exit_status == 0 and have.stdout.strip() == digest:
         return "unchanged"
+    py = await _ensure_venv(host)
     await host.run(["mkdir", "-p", host.path("wheels")])
     remote_wheel = host.path("wheels", wheel.name)
     await host.put(wheel, remote_wheel)

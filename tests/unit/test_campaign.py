@@ -247,8 +247,8 @@ def test_send_args(tmp_path: Path) -> None:
     run = plan_runs(c)[1]
     args = runner._send_args(run.policy, run.meta(c), "/w/logs/x.parquet")
     joined = " ".join(args)
-    assert joined.startswith("--mem 10000000000 --duration 3 --policy fixed:6 --min-streams 1")
-    assert "--max-streams 8 --mi 0.5 --transport tcp --cc cubic --log /w/logs/x.parquet" in joined
+    assert joined.startswith("--mem 10000000000 --duration 2 --policy fixed:6 --min-streams 1")
+    assert "--max-streams 8 --mi 0.4 --transport tcp --cc cubic --log /w/logs/x.parquet" in joined
     assert "--meta policy=fixed:6" in joined and "--meta run_id=emu__fixed-6__r000" in joined
 
 
