@@ -65,8 +65,11 @@ def _median_ping_ms(src: Host, dst_addr: str, src_addr: str, count: int = 30) ->
     return statistics.median(times)
 
 
-def _received_twice(host: Host, warmup: float, window: float) -> tuple[int, float]:
-    """TCP payload the receiver's kernel took in over ``window`` s after ``warmup`` s.
+def _received_twice(
+    host: Host, warmup: float, window: float, connections: int = 1
+) -> tuple[int, float]:
+    """TCP payload the receiver's kernel took in over ``window`` s, starting ``warmup`` s
+    after ``connections`` calibration connections exist.
 
     A small helper (:mod:`testbeds.sockdiag`) inside the namespace reads each connection's
     ``bytes_received`` over netlink twice, timestamped to the microsecond: spawning ``ss``
@@ -74,8 +77,8 @@ def _received_twice(host: Host, warmup: float, window: float) -> tuple[int, floa
     Only connections seen both times count. Returns (bytes, seconds).
     """
     argv = [sys.executable, "-m", "testbeds.sockdiag", "--port", str(CAL_PORT)]
-    argv += ["--warmup", str(warmup), "--window", str(window)]
-    out = host.run(argv, capture_output=True, text=True, timeout=warmup + window + 60)
+    argv += ["--warmup", str(warmup), "--window", str(window), "--connections", str(connections)]
+    out = host.run(argv, capture_output=True, text=True, timeout=warmup + window + 90)
     try:
         data = json.loads(out.stdout)
     except json.JSONDecodeError:
@@ -86,11 +89,14 @@ def _received_twice(host: Host, warmup: float, window: float) -> tuple[int, floa
 
 
 @contextlib.contextmanager
-def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[dict[str, Any]]:
+def _iperf(
+    tb: Testbed, path: int, args: list[str], seconds: float, result: bool = True
+) -> Iterator[dict[str, Any]]:
     """An iperf3 run sender -> receiver over ``path``.
 
-    Yields a dict with the client process under "client"; once the block is done and the
-    client has finished, its JSON result is under "result".
+    Yields a dict with the client process under "client". With ``result``, the client is
+    waited for after the block and its JSON result is put under "result"; without, it is
+    stopped as soon as the block is done.
     """
     snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
     server = rcv.popen(
@@ -110,6 +116,8 @@ def _iperf(tb: Testbed, path: int, args: list[str], seconds: float) -> Iterator[
         )  # fmt: skip
         run: dict[str, Any] = {"client": client}
         yield run
+        if not result:
+            return
         out, err = client.communicate(timeout=seconds + 30)
         data = json.loads(out) if out.strip() else {}
         if "error" in data or not data:
@@ -140,9 +148,9 @@ def measure_goodput(tb: Testbed, path: int, warmup: float = 1.5, window: float =
     when the receive buffers drain, the kernel's count cannot.
     """
     spec = tb.scenario.paths[path - 1]
-    total = math.ceil(warmup + window + 3)
-    with _iperf(tb, path, ["-P", "4", "-C", "bbr", "-t", str(total)], total):
-        nbytes, seconds = _received_twice(tb.hosts["receiver"], warmup, window)
+    total = math.ceil(warmup + window + 30)  # stopped once the window is over
+    with _iperf(tb, path, ["-P", "4", "-C", "bbr", "-t", str(total)], total, result=False):
+        nbytes, seconds = _received_twice(tb.hosts["receiver"], warmup, window, connections=4)
     got = nbytes * 8 / seconds / 1e6
     want = spec.goodput_bps / 1e6
     return Check(path, "goodput_mbps", want, got, abs(got - want) <= RATE_TOL * want, "within 5 %")

@@ -79,8 +79,15 @@ def _parse(msg: bytes, sport: int, found: dict[str, int]) -> None:
         off += (rta_len + 3) & ~3
 
 
-def sample_window(sport: int, warmup: float, window: float) -> dict[str, float]:
-    """Payload received over ``window`` s after ``warmup`` s, by connections seen both times."""
+def sample_window(
+    sport: int, warmup: float, window: float, connections: int = 1
+) -> dict[str, float]:
+    """Payload received over ``window`` s, by connections seen both times; the window starts
+    ``warmup`` s after at least ``connections`` connections exist (waiting up to 30 s: on a
+    busy machine the flows can take seconds to start)."""
+    deadline = time.monotonic() + 30
+    while len(bytes_received(sport)) < connections and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(warmup)
     t0 = time.monotonic()
     first = bytes_received(sport)
@@ -102,8 +109,9 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--warmup", type=float, default=1.5)
     ap.add_argument("--window", type=float, default=4.0)
+    ap.add_argument("--connections", type=int, default=1, help="wait for this many first")
     args = ap.parse_args()
-    print(json.dumps(sample_window(args.port, args.warmup, args.window)))
+    print(json.dumps(sample_window(args.port, args.warmup, args.window, args.connections)))
 
 
 if __name__ == "__main__":

@@ -278,5 +278,5 @@ def test_sigterm_inside_the_block_tears_down(snapshot: dict[str, str]) -> None:
     assert proc.stdout is not None
     delay_pid = int(proc.stdout.readline())
     proc.terminate()
-    assert proc.wait(timeout=30) == 143
+    assert proc.wait(timeout=90) == 143
     assert_gone(Testbed(load_scenario("wan-1g-50ms"), name="termtest"), [delay_pid], snapshot)
