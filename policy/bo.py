@@ -17,7 +17,9 @@ mode). Deviation, for speed: the acquisition function is maximised over all inte
 sampling (``acq_optimizer="sampling"``) instead of L-BFGS on a continuous relaxation; on a
 one-dimensional integer space this finds the same maximiser, in a few milliseconds.
 
-Spec: ``bo[:probe=3,settle=1,k=1.02,b=10,window=20,starts=3,iters=-1,seed=N]``.
+Spec: ``bo[:probe=3,settle=1,k=1.02,b=10,window=20,starts=3,iters=-1,seed=N,revisit=1,
+restarts=2]``; ``revisit=1`` re-probes a count the model prefers, as the scikit-optimize of
+Falcon's time did (0.10 jumps to a random count instead: ``revisit=0``).
 scikit-optimize is imported when this module is (only when ``bo`` is chosen).
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 
 from skopt import Optimizer
 from skopt.space import Integer
+from skopt.utils import cook_estimator
 
 try:  # a dependency of scikit-learn, so normally present
     from threadpoolctl import threadpool_limits
@@ -46,6 +49,7 @@ _ARGS: dict[str, type] = {
     "iters": int,
     "seed": int,
     "revisit": int,
+    "restarts": int,
 }
 
 
@@ -66,6 +70,8 @@ class BayesianOptimizer:
         """Probes before holding the best count; < 1 searches forever (Falcon's default)."""
         seed = kv.get("seed")
         self.seed: int | None = None if seed is None else int(seed)
+        self.restarts = int(kv.get("restarts", 2))
+        """Extra random restarts of the GP's kernel fit (scikit-optimize's default is 2)."""
         self.revisit = bool(int(kv.get("revisit", 1)))
         """Let the model re-probe a count it has seen (skopt ``avoid_duplicates=False``)."""
         if self.window < 2 or self.starts < 1:
@@ -137,9 +143,13 @@ class BayesianOptimizer:
         if hi <= lo:
             return None
         seed = None if self.seed is None else self.seed + self.resets
+        space = [Integer(lo, hi)]
+        gp = cook_estimator(
+            "GP", space=space, random_state=seed, n_restarts_optimizer=self.restarts
+        )
         return Optimizer(
-            dimensions=[Integer(lo, hi)],
-            base_estimator="GP",
+            dimensions=space,
+            base_estimator=gp,
             acq_func="gp_hedge",
             acq_optimizer="sampling",
             acq_optimizer_kwargs={"n_points": 8 * (hi - lo + 1)},
