@@ -61,7 +61,7 @@ class BayesianOptimizer:
     def __init__(self, args: str, config: ControllerConfig) -> None:
         kv = parse_args(args, _ARGS, "bo")
         self.config = config
-        self.probe = Probe(ProbeConfig.from_args(kv, "bo"))
+        self.probe = Probe(ProbeConfig.from_args(kv, "bo", config.mi_s))
         self.window = int(kv.get("window", 20))
         """Observations kept for the model (Falcon's ``limit_obs``)."""
         self.starts = int(kv.get("starts", 3))

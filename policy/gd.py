@@ -18,7 +18,8 @@ and the descent rule is Falcon's: start at 1 stream (or ``initial_streams``), th
     theta     = theta ± 1 while the gradient keeps its sign, reset to ±1 when it flips
     next n    = clip(n + int(theta * ceil(n * change)), min_streams, best n so far + 10)
 
-Spec: ``gd[:probe=3,settle=1,k=1.02,b=10]``. The probe helpers here are shared with ``bo``.
+Spec: ``gd[:probe=3,settle=1,k=1.02,b=10]`` (probe and settle default to 3 s and 1 s in MIs).
+The probe helpers here are shared with ``bo``.
 """
 
 from __future__ import annotations
@@ -73,10 +74,13 @@ class ProbeConfig:
             )
 
     @classmethod
-    def from_args(cls, kv: dict[str, float], who: str) -> ProbeConfig:
-        """Build from parsed ARGS (keys ``probe``, ``settle``, ``k``, ``b``) of controller ``who``."""
-        probe = int(kv.get("probe", 3))
-        settle = int(kv.get("settle", 1 if probe > 1 else 0))
+    def from_args(cls, kv: dict[str, float], who: str, mi_s: float = 1.0) -> ProbeConfig:
+        """Build from parsed ARGS (keys ``probe``, ``settle``, ``k``, ``b``) of controller ``who``.
+
+        Defaults follow Falcon in seconds: a 3 s probe whose first second is not scored, i.e.
+        3 and 1 MIs at a 1 s MI, 6 and 2 at 0.5 s, 2 and 1 at 2 s."""
+        probe = int(kv.get("probe", max(2, round(3.0 / mi_s))))
+        settle = int(kv.get("settle", min(max(1, round(1.0 / mi_s)), probe - 1)))
         util = UtilityConfig(k=float(kv.get("k", 1.02)), b=float(kv.get("b", 10.0)))
         try:
             return cls(probe_mis=probe, settle_mis=settle, utility=util)
@@ -134,7 +138,7 @@ class GradientDescent:
     def __init__(self, args: str, config: ControllerConfig) -> None:
         kv = parse_args(args, PROBE_ARGS, "gd")
         self.config = config
-        self.probe = Probe(ProbeConfig.from_args(kv, "gd"))
+        self.probe = Probe(ProbeConfig.from_args(kv, "gd", config.mi_s))
         self.ccs: list[int] = [config.clip(config.initial_streams or 1)]
         """Stream counts probed so far (Falcon's ``ccs``); the last one is being probed."""
         self.values: list[float] = []

@@ -104,6 +104,14 @@ def test_gd_probe_length_and_settle() -> None:
     assert used == [1] * 4 + [2] * 4 + [4] * 4
 
 
+@pytest.mark.parametrize(
+    ("mi_s", "probe", "settle"), [(1.0, 3, 1), (0.5, 6, 2), (2.0, 2, 1), (5.0, 2, 1)]
+)
+def test_probe_defaults_follow_falcon_in_seconds(mi_s: float, probe: int, settle: int) -> None:
+    gd = GradientDescent("", ControllerConfig(1, 64, mi_s=mi_s))
+    assert (gd.probe.cfg.probe_mis, gd.probe.cfg.settle_mis) == (probe, settle)
+
+
 @pytest.mark.parametrize(("noise", "seed"), [(0.0, 0), (0.03, 1), (0.03, 2)])
 def test_gd_converges_to_the_optimum(noise: float, seed: int) -> None:
     gd = make_controller("gd", ControllerConfig(1, 64))
