@@ -1,10 +1,15 @@
-"""Read ``bytes_received`` of TCP sockets through NETLINK_SOCK_DIAG, without spawning ``ss``.
+"""Read TCP_INFO counters of sockets through NETLINK_SOCK_DIAG, without spawning ``ss``.
 
-Calibration counts the receiver kernel's payload over a window; spawning ``ss`` on a busy
-2-vCPU machine took up to half a second, which blurred a 4 s window by +-5 %. This module runs
-inside the receiver's namespace (``python3 -m testbeds.sockdiag --port P --warmup W --window
-S``), takes both samples itself with timestamps a few microseconds away, and prints
+Calibration counts the payload the receiver's kernel took in over a window; spawning ``ss``
+on a busy 2-vCPU machine took up to half a second, which blurred a 4 s window by +-5 %. This
+module runs inside the receiver's namespace (``python3 -m testbeds.sockdiag --port P --warmup W
+--window S``), takes both samples itself with timestamps microseconds apart, and prints
 ``{"bytes": N, "seconds": T, "connections": K}``.
+
+The payload is counted as data segments received x MSS (``tcpi_data_segs_in``), not as
+``tcpi_bytes_received``: the latter only moves when holes are filled, so with loss it lags by
+whatever sits in the out-of-order queue (megabytes at 1 Gbit/s x 50 ms), which made a 4 s
+window read up to 4 % high or low.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ NLMSG_DONE, NLMSG_ERROR = 3, 2
 INET_DIAG_INFO = 2
 TCP_ESTABLISHED = 1
 DIAG_MSG_LEN = 72  # struct inet_diag_msg
-BYTES_RECEIVED = 128  # offset of tcpi_bytes_received (u64) in struct tcp_info
+# offsets in struct tcp_info
+SND_MSS = 16  # u32
+BYTES_RECEIVED = 128  # u64
+DATA_SEGS_IN = 152  # u32
 
 
 def _request(sport: int) -> bytes:
@@ -46,8 +54,14 @@ def _request(sport: int) -> bytes:
 
 
 def bytes_received(sport: int) -> dict[str, int]:
-    """{peer "addr:port": bytes_received} of established IPv4 TCP sockets on local ``sport``."""
-    found: dict[str, int] = {}
+    """{peer "addr:port": tcpi_bytes_received} of established IPv4 sockets on local ``sport``."""
+    return {peer: c[0] for peer, c in counters(sport).items()}
+
+
+def counters(sport: int) -> dict[str, tuple[int, int, int]]:
+    """{peer: (bytes_received, data_segs_in, snd_mss)} of established IPv4 TCP sockets on
+    local port ``sport``."""
+    found: dict[str, tuple[int, int, int]] = {}
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as sock:
         sock.sendall(_request(sport))
         while True:
@@ -64,7 +78,7 @@ def bytes_received(sport: int) -> dict[str, int]:
                 off += (length + 3) & ~3
 
 
-def _parse(msg: bytes, sport: int, found: dict[str, int]) -> None:
+def _parse(msg: bytes, sport: int, found: dict[str, tuple[int, int, int]]) -> None:
     src_port, dst_port = struct.unpack_from("!HH", msg, 4)
     if src_port != sport:
         return
@@ -74,8 +88,12 @@ def _parse(msg: bytes, sport: int, found: dict[str, int]) -> None:
         rta_len, rta_type = struct.unpack_from("=HH", msg, off)
         if rta_len < 4:
             break
-        if rta_type == INET_DIAG_INFO and rta_len - 4 >= BYTES_RECEIVED + 8:
-            (found[peer],) = struct.unpack_from("=Q", msg, off + 4 + BYTES_RECEIVED)
+        if rta_type == INET_DIAG_INFO and rta_len - 4 >= DATA_SEGS_IN + 4:
+            info = off + 4
+            (received,) = struct.unpack_from("=Q", msg, info + BYTES_RECEIVED)
+            (segs,) = struct.unpack_from("=I", msg, info + DATA_SEGS_IN)
+            (mss,) = struct.unpack_from("=I", msg, info + SND_MSS)
+            found[peer] = (received, segs, mss)
         off += (rta_len + 3) & ~3
 
 
@@ -86,19 +104,20 @@ def sample_window(
     ``warmup`` s after at least ``connections`` connections exist (waiting up to 30 s: on a
     busy machine the flows can take seconds to start)."""
     deadline = time.monotonic() + 30
-    while len(bytes_received(sport)) < connections and time.monotonic() < deadline:
+    while len(counters(sport)) < connections and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(warmup)
     t0 = time.monotonic()
-    first = bytes_received(sport)
+    first = counters(sport)
     t0 = (t0 + time.monotonic()) / 2
     time.sleep(window)
     t1 = time.monotonic()
-    second = bytes_received(sport)
+    second = counters(sport)
     t1 = (t1 + time.monotonic()) / 2
     common = set(first) & set(second)
+    segs = {c: (second[c][1] - first[c][1]) % 2**32 for c in common}
     return {
-        "bytes": sum(second[c] - first[c] for c in common),
+        "bytes": sum(segs[c] * second[c][2] for c in common),
         "seconds": t1 - t0,
         "connections": len(common),
     }
