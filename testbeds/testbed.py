@@ -28,7 +28,7 @@ from typing import Any
 from . import delayline
 from .netns import STATE_DIR, in_ns, list_namespaces, ns_name, read_state, state_file
 from .netns import down as netns_down
-from .scenario import Scenario, load_scenario
+from .scenario import Scenario, ScenarioError, load_scenario
 from .schedule import IPERF_PORT, ScheduleRunner
 from .topology import Builder
 
@@ -211,7 +211,13 @@ class Testbed:
         state = read_state(name)
         if state is None:
             raise TestbedError(f"no testbed named {name!r} is up (no {state_file(name)})")
-        tb = cls(load_scenario(state["scenario"]), name=name)
+        try:
+            scn = load_scenario(state["scenario"])
+        except ScenarioError as exc:
+            raise TestbedError(
+                f"testbed {name!r} is up but its scenario cannot be reloaded: {exc}"
+            ) from exc
+        tb = cls(scn, name=name)
         tb.hosts = {n: Host(n, h["ns"], tuple(h["addrs"])) for n, h in state["hosts"].items()}
         tb._pids = dict(state.get("pids", {}))
         tb._owner = False
