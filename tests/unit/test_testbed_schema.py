@@ -212,3 +212,28 @@ def test_iperf_client_args_on_off() -> None:
     flow = load_scenario("bg-1g-30ms").background[1]
     args = iperf_client_args(flow, "10.1.2.102", flow.on_s)
     assert args[args.index("-t") + 1] == "10" and args[args.index("-C") + 1] == "bbr"
+
+
+def test_delay_line_build_and_missing_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import subprocess
+
+    from testbeds import delayline
+
+    monkeypatch.setattr(delayline, "_build_dirs", lambda: [tmp_path / "build"])
+    monkeypatch.setattr(delayline, "HEADER", tmp_path / "nope.h")
+    with pytest.raises(delayline.DelayLineError, match="libnetfilter-queue-dev"):
+        delayline.binary()
+    monkeypatch.undo()
+    if shutil.which("gcc") is None or not delayline.HEADER.exists():
+        pytest.skip("gcc or libnetfilter-queue-dev not installed")
+    monkeypatch.setattr(delayline, "_build_dirs", lambda: [tmp_path / "build"])
+    exe = delayline.binary()
+    assert exe.parent == tmp_path / "build" and exe.name.startswith("delayline-")
+    assert delayline.binary() == exe  # cached by source hash
+    usage = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert usage.returncode == 2 and "QUEUE:DELAY_US" in usage.stderr
+    bad = subprocess.run([str(exe), "1:abc"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "bad delay" in bad.stderr
