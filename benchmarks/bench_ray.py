@@ -28,7 +28,8 @@ from train.trainer import SB3SimVecEnv, train
 def step_rate(venv, steps: int, n_envs: int) -> float:
     rng = np.random.default_rng(0)
     venv.reset()
-    venv.step(rng.integers(0, 5, size=n_envs))  # warm up (actor start-up)
+    for _ in range(20):  # warm up (actor start-up, first calls)
+        venv.step(rng.integers(0, 5, size=n_envs))
     t0 = time.perf_counter()
     for _ in range(steps):
         venv.step(rng.integers(0, 5, size=n_envs))

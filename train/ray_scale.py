@@ -96,7 +96,9 @@ class RayVecEnv(VecEnv):
             total = float(ray.cluster_resources().get("CPU", rc.workers))
             cpus = min(1.0, total / rc.workers)
         actor = ray.remote(EnvWorker).options(num_cpus=cpus, resources=dict(rc.worker_resources))
-        self.workers = [actor.remote(n, env_cfg, seed + 1000 * k) for k, n in enumerate(sizes)]
+        self.workers: list[Any] = [
+            actor.remote(n, env_cfg, seed + 1000 * k) for k, n in enumerate(sizes)
+        ]
         self.bounds = np.cumsum([0, *sizes])
         d = env_cfg.features.obs_dim
         space = gym.spaces.Box(-1.0, 1.0, shape=(d,), dtype=np.float32)
@@ -129,7 +131,7 @@ class RayVecEnv(VecEnv):
             self._ray.kill(w)
         self.workers = []
 
-    def seed(self, seed: int | None = None) -> list[int | None]:  # type: ignore[override]
+    def seed(self, seed: int | None = None) -> list[int | None]:
         return [seed] * self.num_envs  # each actor was seeded at creation
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:

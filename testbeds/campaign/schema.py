@@ -249,7 +249,7 @@ def _build(
                 set(fields) - {"source"} - {f for f, _ in rename.values()} | set(rename)
             )
             raise CampaignError(f"{where}: unknown key {key!r}; allowed: {', '.join(allowed)}")
-        kwargs[key] = _coerce(value, fields[key].type, f"{where}.{key}")
+        kwargs[key] = _coerce(value, str(fields[key].type), f"{where}.{key}")
     missing = [
         name
         for name, f in fields.items()
@@ -311,7 +311,7 @@ def _load_hosts(raw: Any, where: str, base: Path) -> tuple[HostSpec, ...]:
             key = Path(h.key).expanduser()
             h = dataclasses.replace(h, key=str(key if key.is_absolute() else base / key))
         if h.known_hosts not in (None, "none"):
-            kh = Path(h.known_hosts).expanduser()  # type: ignore[arg-type]
+            kh = Path(str(h.known_hosts)).expanduser()
             h = dataclasses.replace(h, known_hosts=str(kh if kh.is_absolute() else base / kh))
         hosts.append(h)
     names = [h.name for h in hosts]
