@@ -4,8 +4,8 @@
 - *mean throughput*: time-weighted mean of the per-MI throughput (weights = MI durations).
 - *best fixed throughput*: over the fixed-N runs of a sweep (policy ``fixed:N``), the mean
   throughput of each N averaged over its repetitions; the highest of those.
-- *time to optimum*: the first time t (end of an MI, seconds since the start) from which the
-  trailing 3-MI moving average of throughput stays at or above 90 % of the best fixed
+- *time to optimum*: the first time t (end of an MI, seconds since the start; at the earliest
+  the end of the 3rd MI) from which the trailing 3-MI moving average of throughput stays at or above 90 % of the best fixed
   throughput for the rest of the run, or until ``end`` (e.g. when competition changes).
 - *loss rate*: total retransmitted / total sent data segments over the whole run.
 - *JFI*: Jain's index (sum x)^2 / (n sum x^2) of the transfers' mean throughputs over the
@@ -68,8 +68,10 @@ def time_to_optimum(
     tolerance: float = OPT_TOLERANCE,
 ) -> float | None:
     """First t from which the moving average stays >= (1 - tolerance) * best_bps (until ``end``);
-    None if it never settles there."""
-    tt, ma = _f(t), moving_average(thr_bps, window)
+    None if it never settles there. The average is over full windows, so the earliest
+    possible time is the end of the ``window``-th MI."""
+    # the moving average exists from the window-th MI on (as in train/simeval.py)
+    tt, ma = _f(t)[window - 1 :], moving_average(thr_bps, window)[window - 1 :]
     if end is not None:
         keep = tt <= end + 1e-9
         tt, ma = tt[keep], ma[keep]

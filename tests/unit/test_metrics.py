@@ -77,6 +77,9 @@ def test_time_to_optimum() -> None:
     mid = [100, 500, 900, 950, 1000, 600, 990, 1000, 1000]
     assert m.time_to_optimum([*t, 9], mid, 1000) == 9.0
     assert m.time_to_optimum(t, thr, 0.0) is None
+    # at the optimum from the start: the first full 3-MI average is at the end of the 3rd MI
+    assert m.time_to_optimum(t, [1000] * 8, 1000) == 3.0
+    assert m.time_to_optimum([1, 2], [1000, 1000], 1000) is None
 
 
 def test_loss_rate() -> None:

@@ -137,7 +137,7 @@ def synthetic_logs(d: Path) -> list[Path]:
         write_log(d / "gd1.parquet", {**fig1, "policy": "gd"},
                   [(1, 50.0, 0), (2, 100.0, 0), (4, 200.0, 0), (8, 400.0, 0), (14, 700.0, 0)]
                   + [(20, 950.0, 10)] * 15),
-        # gd run 2: at 900 from t = 1 -> time to optimum 1
+        # gd run 2: at 900 from the start -> time to optimum 3 (the first full 3-MI average)
         write_log(d / "gd2.parquet", {**fig1, "policy": "gd"}, [(18, 900.0, 0)] * 20),
         # bo: never settles above 855
         write_log(d / "bo1.parquet", {**fig1, "policy": "bo"}, [(12, 600.0, 0), (30, 850.0, 50)] * 10),
@@ -182,7 +182,7 @@ def test_report_summary_numbers(report: tuple[Path, dict[str, object], list[Path
     run1 = (50 + 100 + 200 + 400 + 700 + 950 * 15) / 20
     assert gd["runs"] == 2
     assert gd["mean_throughput_bps"] == pytest.approx((run1 + 900) / 2 * 1e6)
-    assert gd["time_to_optimum_s"] == pytest.approx((7 + 1) / 2) and gd["reached"] == 2
+    assert gd["time_to_optimum_s"] == pytest.approx((7 + 3) / 2) and gd["reached"] == 2
     assert gd["loss_rate"] == pytest.approx((10 * 15 / 20000 + 0) / 2)
     bo = fig1["policies"]["bo"]
     assert bo["reached"] == 0 and bo["time_to_optimum_s"] is None
@@ -202,7 +202,7 @@ def test_report_table_is_printed(
     runs = read_runs(logs)
     print_summary([summarize([r for r in runs if r.scenario == s]) for s in ("fig1", "shared")])
     text = capsys.readouterr().out
-    for word in ("fixed:20", "gd", "bo", "ppo", "best fixed 950.0 Mbit/s", "4.0 (2/2)"):
+    for word in ("fixed:20", "gd", "bo", "ppo", "best fixed 950.0 Mbit/s", "5.0 (2/2)"):
         assert word in text
 
 
