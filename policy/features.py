@@ -20,10 +20,14 @@ idx  name                 value
 9    ``streams_log``      log2(1 + streams) / log2(1 + streams_scale)
 10   ``streams_change``   (streams_t - streams_{t-1}) / 5 clipped to [-2, 2], divided by 2
 11   ``utility_rel``      U(T, n, L) / decaying maximum throughput, clipped to [-1, 1]
+12   ``streams_logchange`` log(n_t / n_{t-1}) clipped to [-2, 2], divided by 2
+13   ``elasticity``       log(T_t / T_{t-1}) / log(n_t / n_{t-1}) clipped to [-2, 2],
+                          divided by 2 (about 0.5 where throughput grows in proportion to
+                          the streams, 0 where more streams buy nothing); 0 if n unchanged
 ===  ===================  ===============================================================
 
 The observation is the history of the last ``history`` such rows, oldest first, flattened
-(``history * 12`` floats); slots before the first MI are all zero.
+(``history * 14`` floats); slots before the first MI are all zero.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "streams_log",
     "streams_change",
     "utility_rel",
+    "streams_logchange",
+    "elasticity",
 )
 N_FEATURES = len(FEATURE_NAMES)
 
@@ -166,6 +172,12 @@ def step_features(
     row[:, 10] = np.clip(dn / 5.0, -2.0, 2.0) / 2.0
     util = thr / cfg.utility_k**n - thr * loss * cfg.utility_b
     row[:, 11] = np.clip(util / tmax, -1.0, 1.0)
+    had_n = (st.streams_prev > 0) & (n > 0)
+    dlog_n = np.where(had_n, np.log(np.maximum(n, 1e-9) / np.maximum(st.streams_prev, 1e-9)), 0.0)
+    row[:, 12] = np.clip(dlog_n, -2.0, 2.0) / 2.0
+    moved = np.abs(dlog_n) > 1e-3
+    elast = np.log(ratio) / np.where(moved, dlog_n, 1.0)
+    row[:, 13] = np.where(moved & had_prev, np.clip(elast, -2.0, 2.0) / 2.0, 0.0)
     st.thr_prev = thr
     st.streams_prev = n
     st.hist[:, :-1] = st.hist[:, 1:]

@@ -34,10 +34,24 @@ import click
     default=None,
     help="Fine-tune this checkpoint instead of training from scratch (needs --live).",
 )
+@click.option(
+    "--save-every",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Also export policy_<steps>.pt every this many steps (0: only at the end).",
+)
+@click.option(
+    "--init",
+    "init",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Continue training (in simulation) from this checkpoint's weights.",
+)
 @click.option("--live", default=None, help="Testbed scenario for live fine-tuning.")
 def train_cmd(
     config: str | None, out_dir: str, seed: int | None, timesteps: int | None,
-    do_eval: bool, finetune: str | None, live: str | None,
+    do_eval: bool, finetune: str | None, save_every: int, init: str | None, live: str | None,
 ) -> None:  # fmt: skip
     """Train the PPO stream policy on the simulator (CONFIG: configs/train/*.toml)."""
     if finetune or live:
@@ -56,8 +70,10 @@ def train_cmd(
     click.echo(
         f"training {cfg.model.kind} for {cfg.ppo.total_timesteps} MIs, seed {cfg.ppo.seed} -> {out}"
     )
-    _, meta = train(cfg, out, echo=click.echo)
-    click.echo(f"trained in {meta['train_seconds']} s; checkpoint {out / 'policy.pt'}")
+    _, meta = train(cfg, out, echo=click.echo, save_every=save_every, init=init)
+    click.echo(
+        f"trained in {meta['train_seconds']} s wall, {meta['train_cpu_seconds']} s CPU; checkpoint {out / 'policy.pt'}"
+    )
     if do_eval:
         from train.simeval import evaluate_checkpoint, format_table
 

@@ -168,19 +168,56 @@ def export(model: PPO, arch: dict[str, Any]) -> ActorCritic:
     return net
 
 
-class ProgressLog(BaseCallback):
-    """Prints a one-line progress report every ``every_s`` seconds and counts episodes."""
+def load_into(model: PPO, path: str | Path) -> dict[str, Any]:
+    """Start ``model`` from the weights of one of our checkpoints (same arch required)."""
+    from policy.ppo import load_checkpoint
 
-    def __init__(self, every_s: float = 30.0, echo: Any = None) -> None:
+    net, ckpt = load_checkpoint(path)
+    pol = model.policy
+    mine = pol.features_extractor.trunk
+    if type(mine) is not type(net.trunk):
+        raise ValueError(
+            f"--init {path}: checkpoint is a {ckpt['arch']['kind']} network, config is not"
+        )
+    mine.load_state_dict(net.trunk.state_dict())
+    pol.action_net.load_state_dict(net.pi.state_dict())
+    pol.value_net.load_state_dict(net.v.state_dict())
+    meta: dict[str, Any] = ckpt["meta"]
+    return meta
+
+
+class ProgressLog(BaseCallback):
+    """Prints a one-line progress report every ``every_s`` seconds, counts episodes and, if
+    asked, exports a checkpoint every ``save_every`` steps (``out/policy_<steps>.pt``)."""
+
+    def __init__(
+        self, every_s: float = 30.0, echo: Any = None, save_every: int = 0,
+        out: Path | None = None, arch: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.every_s, self.echo = every_s, echo
+        self.save_every, self.out, self.arch = save_every, out, arch
+        self.next_save = save_every
         self.t0 = self.last = time.monotonic()
         self.returns: list[float] = []
+
+    def _maybe_save(self) -> None:
+        if not self.save_every or self.out is None or self.arch is None:
+            return
+        if self.num_timesteps >= self.next_save:
+            self.next_save += self.save_every
+            net = export(self.model, self.arch)  # type: ignore[arg-type]
+            meta = {
+                "timesteps": int(self.num_timesteps),
+                "wall_seconds": round(time.monotonic() - self.t0, 1),
+            }
+            save_checkpoint(self.out / f"policy_{self.num_timesteps}.pt", net, meta)
 
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", []):
             if "episode" in info:
                 self.returns.append(info["episode"]["r"] / max(info["episode"]["l"], 1))
+        self._maybe_save()
         now = time.monotonic()
         if self.echo and now - self.last >= self.every_s:
             self.last = now
@@ -192,18 +229,25 @@ class ProgressLog(BaseCallback):
         return True
 
 
-def train(cfg: TrainConfig, out: Path, echo: Any = None) -> tuple[ActorCritic, dict[str, Any]]:
-    """Train from scratch; write ``out/policy.pt`` and ``out/progress.csv``; return the net
-    and the training metadata."""
+def train(
+    cfg: TrainConfig,
+    out: Path,
+    echo: Any = None,
+    save_every: int = 0,
+    init: str | Path | None = None,
+) -> tuple[ActorCritic, dict[str, Any]]:
+    """Train (from scratch, or continue from the checkpoint ``init``); write ``out/policy.pt`` and ``out/progress.csv`` (and a snapshot
+    every ``save_every`` steps); return the net and the training metadata."""
     torch.set_num_threads(cfg.ppo.torch_threads)
     out.mkdir(parents=True, exist_ok=True)
     venv = SB3SimVecEnv(SimVecEnv(cfg.ppo.n_envs, cfg.env, seed=cfg.ppo.seed))
     venv.seed(cfg.ppo.seed)
     model = make_model(cfg, venv, out)
-    cb = ProgressLog(echo=echo)
-    t0 = time.monotonic()
+    init_meta = load_into(model, init) if init else None
+    cb = ProgressLog(echo=echo, save_every=save_every, out=out, arch=arch_of(cfg))
+    t0, cpu0 = time.monotonic(), time.process_time()
     model.learn(total_timesteps=cfg.ppo.total_timesteps, callback=cb)
-    seconds = time.monotonic() - t0
+    seconds, cpu = time.monotonic() - t0, time.process_time() - cpu0
     arch = arch_of(cfg)
     net = export(model, arch)
     meta = {
@@ -211,7 +255,9 @@ def train(cfg: TrainConfig, out: Path, echo: Any = None) -> tuple[ActorCritic, d
         "seed": cfg.ppo.seed,
         "timesteps": int(model.num_timesteps),
         "train_seconds": round(seconds, 1),
+        "train_cpu_seconds": round(cpu, 1),
         "torch": torch.__version__,
+        "init": None if init is None else {"checkpoint": str(init), "meta": init_meta},
         "final_mean_reward_per_mi": float(np.mean(cb.returns[-200:])) if cb.returns else None,
     }
     save_checkpoint(out / "policy.pt", net, meta, cfg.env.initial_streams)

@@ -100,3 +100,15 @@ def test_config_round_trip_and_unknown_keys() -> None:
     with pytest.raises(ValueError, match="unknown keys"):
         FeatureConfig.from_dict({**cfg.to_dict(), "bogus": 1})
     assert cfg.with_max_streams(128).max_streams == 128
+
+
+def test_elasticity_tells_linear_growth_from_saturation() -> None:
+    tr = FeatureTracker(FeatureConfig(history=1))
+    tr.push(_sv(100e6, 2))
+    linear = tr.push(_sv(400e6, 8))  # 4x streams, 4x throughput
+    flat = tr.push(_sv(404e6, 13))  # more streams, same throughput
+    same = tr.push(_sv(300e6, 13))  # no change of streams: undefined -> 0
+    assert linear[_idx("elasticity")] == pytest.approx(0.5)
+    assert abs(flat[_idx("elasticity")]) < 0.05
+    assert same[_idx("elasticity")] == 0.0
+    assert linear[_idx("streams_logchange")] == pytest.approx(np.log(4) / 2)

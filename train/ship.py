@@ -1,0 +1,62 @@
+"""Pick the better of several trained runs and ship it as ``policy/weights/default.pt``.
+
+    python3 -m train.ship RUN_DIR [RUN_DIR...]
+
+Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
+the highest mean utility ratio on the held-out simulated networks wins; its checkpoint is
+re-saved with the evaluation of every candidate in ``meta`` and the record
+``policy/weights/default.json`` (config, seed, training time, evaluation tables) is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from policy.ppo import DEFAULT_CHECKPOINT, load_checkpoint, save_checkpoint
+
+
+def candidate(run: Path) -> dict[str, Any]:
+    """Metadata and evaluation of one run directory."""
+    _, ckpt = load_checkpoint(run / "policy.pt")
+    ev = json.loads((run / "eval.json").read_text())
+    return {"run": str(run), "kind": ckpt["arch"]["kind"], "meta": ckpt["meta"], "eval": ev}
+
+
+def ship(runs: list[Path], dest: Path = DEFAULT_CHECKPOINT) -> dict[str, Any]:
+    """Ship the best run; return the record written next to the checkpoint."""
+    cands = [candidate(r) for r in runs]
+    best = max(cands, key=lambda c: c["eval"]["random"]["utility_ratio_mean"])
+    net, ckpt = load_checkpoint(Path(best["run"]) / "policy.pt")
+    record = {
+        "shipped": {"kind": best["kind"], "from_run": best["run"]},
+        "training": best["meta"],
+        "evaluation": best["eval"],
+        "comparison": [
+            {
+                "kind": c["kind"],
+                "run": c["run"],
+                "timesteps": c["meta"].get("timesteps"),
+                "train_seconds": c["meta"].get("train_seconds"),
+                "train_cpu_seconds": c["meta"].get("train_cpu_seconds"),
+                "random": c["eval"]["random"],
+                "fig1": c["eval"]["named"][0],
+            }
+            for c in cands
+        ],
+    }
+    meta = {**ckpt["meta"], "evaluation": best["eval"], "comparison": record["comparison"]}
+    save_checkpoint(dest, net, meta, int(ckpt.get("initial_streams", 2)))
+    dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: python3 -m train.ship RUN_DIR [RUN_DIR...]")
+    rec = ship([Path(a) for a in sys.argv[1:]])
+    print(
+        f"shipped {rec['shipped']['kind']} from {rec['shipped']['from_run']} -> {DEFAULT_CHECKPOINT}"
+    )
