@@ -1,235 +1,171 @@
-"""``xfer evaluate``: a policy against the best fixed stream count, GD and BO, on testbed scenarios.
+"""``xfer evaluate``: a policy against the best fixed stream count, GD and BO.
 
-For each scenario an experiment is built and run by the experiment runner
-(:func:`xfer.experiment.run_experiment`): a sweep of fixed stream counts (each run alone) finds
-the best fixed N, then the policy, ``gd`` and ``bo`` run for the same duration. Per scenario
-and controller the result has
+Two modes:
 
-* ``utility_ratio``: the controller's mean utility over the run (Eq. 3, the per-MI ``utility``
-  of the run log) divided by the best fixed N's mean utility (the highest over the sweep);
-* ``time_to_optimum_s`` and ``mean_throughput_bps`` as defined in ``xfer.metrics`` (the same
-  numbers ``xfer experiment`` and ``xfer report`` print).
+* ``--sim`` (default): the simulator's named networks plus held-out random networks
+  (:mod:`train.simeval`); every controller runs through its real ``decide()``.
+* ``--scenario NAME`` (repeatable, root): the emulated testbed. For each scenario a sweep of
+  fixed N finds the best fixed utility and throughput, then each policy runs one memory
+  transfer of ``--duration`` seconds; ``utility_ratio`` is its mean utility over the best
+  fixed N's, ``time_to_optimum_s`` the first time from which the 3-MI moving average of
+  throughput stays within 10 % of the best fixed throughput.
 
-The per-stream cap of a scenario comes from its ``[meta] stream_rate`` (paper-fig1: 50 Mbit/s).
+Prints a rich table and writes JSON (``--json OUT``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import math
-import statistics
-from pathlib import Path
+import subprocess
+import tempfile
+import time
 from typing import Any
 
 import click
+import numpy as np
 
-DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
-"""Fixed stream counts tried on every scenario (dense around the paper-fig1 optimum of 20)."""
-
-
-def default_scenarios() -> list[str]:
-    """Shipped single-path scenarios with one sender/receiver pair."""
-    from testbeds import list_scenarios, load_scenario
-
-    names = []
-    for name in list_scenarios():
-        scn = load_scenario(name)
-        if len(scn.paths) == 1 and scn.pairs == 1:
-            names.append(name)
-    return names
+DEFAULT_POLICIES = ("ppo", "gd", "bo")
+SWEEP = (1, 2, 4, 8, 16, 24, 32, 48, 64)
 
 
-def scenario_experiment(
-    scenario: str, policy: str, duration_s: float, sweep: tuple[int, ...], repetitions: int = 1
-) -> Any:
-    """The experiment ``xfer evaluate`` runs on one scenario."""
-    from testbeds import load_scenario
-    from testbeds.scenario import parse_rate
-    from xfer.experiment_config import Experiment, SweepSpec
+def _sim(policies: list[str], networks: int, seed: int) -> dict[str, Any]:
+    from policy.base import ControllerConfig, make_controller
+    from train.simeval import evaluate
 
-    scn = load_scenario(scenario)
-    rate_raw = scn.meta.get("stream_rate")
-    rate = parse_rate(rate_raw, f"{scenario} [meta] stream_rate") if rate_raw else None
-    policies = tuple(dict.fromkeys((policy, "gd", "bo")))
-    return Experiment(
-        name=f"evaluate-{scn.name}"[:40],
-        description=f"xfer evaluate: {policy} vs best fixed N, gd, bo on {scn.name}",
-        scenario=scenario,
-        policies=policies,
-        repetitions=repetitions,
-        duration_s=duration_s,
-        stream_rate_bps=rate,
-        cc=scn.sysctls.congestion_control,
-        sweep=SweepSpec(tuple(sorted(set(sweep))), duration_s, 1),
-        source=f"xfer evaluate ({scenario})",
-    )
+    cfg = ControllerConfig()
+    out: dict[str, Any] = {}
+    for spec in policies:
+        n = networks if not spec.startswith("bo") else min(networks, 20)  # BO fits a GP per MI
+        out[spec] = evaluate(functools.partial(make_controller, spec, cfg), n, seed)
+    return out
 
 
-def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[str, Any]:
-    """The evaluation entry of one scenario, from the experiment's summary.json."""
-    best = summary.get("best_fixed") or {}
-    controllers = {}
-    for p in policies:
-        s = summary.get("policies", {}).get(p, {})
-        controllers[p] = {
-            "utility_ratio": s.get("utility_ratio"),
-            "mean_utility": s.get("mean_utility"),
-            "time_to_optimum_s": s.get("time_to_optimum_s"),
-            "mean_throughput_bps": s.get("mean_throughput_bps"),
-            "loss_rate": s.get("loss_rate"),
-            "mean_streams": s.get("mean_streams"),
-        }
-    return {"best_fixed": best, "controllers": controllers}
+def _run(tb: Any, dst: str, policy: str, seconds: float, cap: str | None) -> list[dict[str, Any]]:
+    from train.calibrate import _xfer
+
+    argv = _xfer("send", "--mem", "1000G", "--duration", str(seconds), "--policy", policy,
+                 "--json-stream", "-q", "--no-checksum", dst)  # fmt: skip
+    if cap:
+        argv[-1:-1] = ["--stream-rate", cap]
+    res = tb.hosts["sender"].run(argv, timeout=seconds + 60, capture_output=True, text=True)
+    mis = [json.loads(x) for x in res.stdout.splitlines() if x.startswith('{"event": "interval"')]
+    if not mis:
+        raise click.ClickException(
+            f"xfer send --policy {policy} gave no intervals: {res.stderr[-300:]}"
+        )
+    return mis
 
 
-def evaluate(
-    policy: str,
-    scenarios: list[str],
-    duration_s: float,
-    sweep: tuple[int, ...],
-    out_dir: Path,
-    *,
-    repetitions: int = 1,
-    resume: bool = False,
-    echo: Any = lambda s: None,
-) -> dict[str, Any]:
-    """Run the evaluation on every scenario (one at a time); returns the JSON result."""
-    from xfer.experiment import run_experiment
-
-    result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}
-    per: dict[str, Any] = {}
-    for scn in scenarios:
-        exp = scenario_experiment(scn, policy, duration_s, sweep, repetitions)
-        echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
-        summary = run_experiment(exp, out_dir / scn, resume=resume, echo=echo)
-        per[scn] = scenario_rows(summary, exp.policies)
-    result["scenarios"] = per
-    ratios = [
-        r["controllers"][policy]["utility_ratio"]
-        for r in per.values()
-        if r["controllers"][policy]["utility_ratio"] is not None
-    ]
-    result["utility_ratio_mean"] = statistics.fmean(ratios) if ratios else None
-    result["utility_ratio_min"] = min(ratios) if ratios else None
-    return result
+def _tto(thr: np.ndarray, best: float) -> float | None:
+    avg = np.convolve(thr, np.ones(3) / 3, mode="valid")
+    bad = np.flatnonzero(avg < 0.9 * best)
+    if bad.size == 0:
+        return 3.0
+    return float(bad[-1] + 4) if bad[-1] + 1 < avg.size else None
 
 
-def _fmt(x: Any, scale: float = 1.0, spec: str = ".3f") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return format(x / scale, spec)
+def _scenario(spec: str, policies: list[str], seconds: float) -> dict[str, Any]:
+    from testbeds import Testbed, load_scenario
+    from train.calibrate import PORT, _wait_listening, _xfer
+
+    name, _, cap = spec.partition("@")
+    rows: dict[str, Any] = {}
+    with (
+        Testbed(load_scenario(name), name=f"ev{int(time.time()) % 100000}") as tb,
+        tempfile.TemporaryDirectory() as root,
+    ):
+        dst = f"{tb.hosts['receiver'].addr}:{PORT}"
+        recv = tb.hosts["receiver"].popen(
+            _xfer("recv", "--listen", dst, "--root", root, "--insecure", "--no-fsync"),
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            _wait_listening(recv)
+            fixed = {n: _run(tb, dst, f"fixed:{n}", seconds, cap or None) for n in SWEEP}
+            mean_u = {n: float(np.mean([m["utility"] for m in mis])) for n, mis in fixed.items()}
+            best_n = max(mean_u, key=lambda n: mean_u[n])
+            best_thr = max(
+                float(np.mean([m["throughput_bps"] for m in mis])) for mis in fixed.values()
+            )
+            for p in policies:
+                mis = _run(tb, dst, p, seconds, cap or None)
+                thr = np.array([m["throughput_bps"] for m in mis])
+                rows[p] = {
+                    "utility_ratio": float(np.mean([m["utility"] for m in mis])) / mean_u[best_n],
+                    "time_to_optimum_s": _tto(thr, best_thr),
+                    "mean_throughput_bps": float(thr.mean()),
+                }
+        finally:
+            recv.terminate()
+            recv.wait(timeout=10)
+    return {"best_fixed_n": best_n, "best_fixed_throughput_bps": best_thr, "policies": rows}
 
 
-def print_table(result: dict[str, Any]) -> None:
-    """The evaluation as a rich table (for people; --json is the contract)."""
+def _print_sim(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"xfer evaluate: {result['policy']} ({result['duration_s']:g} s runs)")
-    for col in (
-        "scenario",
-        "controller",
-        "utility ratio",
-        "t_opt (s)",
-        "Mbit/s",
-        "loss %",
-        "best N",
-    ):
-        table.add_column(col, justify="left" if col in ("scenario", "controller") else "right")
-    for scn, row in result["scenarios"].items():
-        best = row["best_fixed"]
-        for name, c in row["controllers"].items():
-            table.add_row(
-                scn,
-                name,
-                _fmt(c["utility_ratio"]),
-                _fmt(c["time_to_optimum_s"], spec=".0f"),
-                _fmt(c["mean_throughput_bps"], 1e6, ".0f"),
-                _fmt(c["loss_rate"], 0.01, ".3f"),
-                str(best.get("streams", "-")),
-            )
-    Console(stderr=False).print(table)
-    mean = result.get("utility_ratio_mean")
-    if mean is not None:
-        click.echo(
-            f"{result['policy']}: utility ratio mean {mean:.3f}, min {result['utility_ratio_min']:.3f}"
-        )
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a comma-separated list of integers") from None
-    if not values or min(values) < 1:
-        raise click.BadParameter("stream counts must be integers >= 1")
-    return values
+    t = Table(title="simulated evaluation: utility ratio vs best fixed N (time to N*-2, MIs)")
+    t.add_column("network")
+    for spec in result:
+        t.add_column(spec, justify="right")
+    first = next(iter(result.values()))
+    for i, row in enumerate(first["named"]):
+        cells = []
+        for r in result.values():
+            x = r["named"][i]
+            cells.append(f"{x['utility_ratio']:.3f} ({x['time_to_n_opt']})")
+        t.add_row(row["network"], *cells)
+    t.add_row(
+        "held-out random (mean)",
+        *[f"{r['random']['utility_ratio_mean']:.3f}" for r in result.values()],
+    )
+    t.add_row(
+        "held-out random (p10)",
+        *[f"{r['random']['utility_ratio_p10']:.3f}" for r in result.values()],
+    )
+    Console().print(t)
 
 
 @click.command("evaluate")
 @click.option(
-    "--policy", default="ppo", show_default=True, help="Policy to evaluate, e.g. ppo or ppo:CKPT."
+    "--policy",
+    "policies",
+    multiple=True,
+    help="Controller spec (repeatable) [default: ppo, gd, bo].",
 )
 @click.option(
-    "--scenarios",
-    help="Comma-separated testbed scenarios [default: single-path, single-pair ones].",
+    "--sim/--testbed", default=True, show_default=True, help="Simulator or emulated testbed."
 )
 @click.option(
-    "--duration", default=30.0, show_default=True, help="Seconds per run (sweep runs too)."
+    "--scenario",
+    "scenarios",
+    multiple=True,
+    help="Testbed scenario NAME[@PER_STREAM_RATE] (repeatable).",
 )
 @click.option(
-    "--sweep",
-    "sweep_text",
-    default=",".join(map(str, DEFAULT_SWEEP)),
-    show_default=True,
-    help="Fixed stream counts to sweep.",
+    "--networks", default=100, show_default=True, help="Held-out random simulated networks."
 )
+@click.option("--seed", default=1_000_003, show_default=True, help="Seed of the held-out networks.")
+@click.option("--duration", default=60.0, show_default=True, help="Testbed: seconds per transfer.")
 @click.option(
-    "--repetitions",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 20),
-    help="Runs per controller.",
+    "--json", "json_out", type=click.Path(dir_okay=False), help="Write the result as JSON."
 )
-@click.option(
-    "--out", "out_dir", default="runs/evaluate", show_default=True, type=click.Path(file_okay=False)
-)
-@click.option("--resume", is_flag=True, help="Keep runs that already finished in --out.")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the result as JSON (also written to OUT/evaluate.json).",
-)
-def evaluate_cmd(policy: str, scenarios: str | None, duration: float, sweep_text: str,
-                 repetitions: int, out_dir: str, resume: bool, as_json: bool) -> None:  # fmt: skip
-    """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO on
-    emulated testbed scenarios: utility ratio, time to optimum, mean throughput."""
-    from policy.base import ControllerConfig, make_controller
-    from testbeds import ScenarioError, load_scenario
-
-    try:
-        make_controller(policy, ControllerConfig())
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--policy") from None
-    names = (
-        [s.strip() for s in scenarios.split(",") if s.strip()] if scenarios else default_scenarios()
-    )
-    try:
-        for name in names:
-            load_scenario(name)
-    except ScenarioError as exc:
-        raise click.BadParameter(str(exc), param_hint="--scenarios") from None
-    out = Path(out_dir)
-
-    def echo(s: str) -> None:
-        click.echo(s, err=True)
-
-    result = evaluate(policy, names, duration, _ints(sweep_text), out,
-                      repetitions=repetitions, resume=resume, echo=echo)  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "evaluate.json").write_text(json.dumps(result, indent=1))
-    if as_json:
-        click.echo(json.dumps(result, indent=1))
+def evaluate_cmd(
+    policies: tuple[str, ...], sim: bool, scenarios: tuple[str, ...], networks: int,
+    seed: int, duration: float, json_out: str | None,
+) -> None:  # fmt: skip
+    """Evaluate policies against the best fixed stream count (and each other)."""
+    pols = list(policies or DEFAULT_POLICIES)
+    if sim and not scenarios:
+        result = _sim(pols, networks, seed)
+        _print_sim(result)
     else:
-        print_table(result)
+        if not scenarios:
+            raise click.UsageError("--testbed needs at least one --scenario")
+        result = {s: _scenario(s, pols, duration) for s in scenarios}
+        click.echo(json.dumps(result, indent=2))
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump(result, f, indent=2)
