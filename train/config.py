@@ -43,7 +43,12 @@ class PPOConfig:
     target_kl: float | None = 0.01
     """KL target (Table I: 0.01); SB3 stops the epoch loop when KL > 1.5 x target."""
     ent_coef: float = 0.01
-    """Entropy coefficient (Table I: 0.01)."""
+    """Entropy coefficient (Table I: 0.01); the final value when ``ent_coef_start`` is set."""
+    ent_coef_start: float | None = None
+    """If set, the entropy coefficient starts here and falls linearly to ``ent_coef`` at
+    ``ent_decay_fraction`` of the training (keeps rare but valuable actions, +5, explored)."""
+    ent_decay_fraction: float = 0.7
+    """Fraction of the training over which ``ent_coef_start`` decays to ``ent_coef``."""
     vf_coef: float = 0.5
     """Value loss weight (shared trunk, so it matters; RLlib's default is 1.0)."""
     n_epochs: int = 30

@@ -131,7 +131,7 @@ def make_model(cfg: TrainConfig, venv: VecEnv, out: Path | None) -> PPO:
         gae_lambda=p.gae_lambda,
         clip_range=p.clip_range,
         clip_range_vf=p.clip_range_vf,
-        ent_coef=p.ent_coef,
+        ent_coef=p.ent_coef if p.ent_coef_start is None else p.ent_coef_start,
         vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
@@ -197,6 +197,7 @@ class ProgressLog(BaseCallback):
         super().__init__()
         self.every_s, self.echo = every_s, echo
         self.save_every, self.out, self.arch = save_every, out, arch
+        self.ppo: Any = None
         self.next_save = save_every
         self.t0 = self.last = time.monotonic()
         self.returns: list[float] = []
@@ -213,7 +214,15 @@ class ProgressLog(BaseCallback):
             }
             save_checkpoint(self.out / f"policy_{self.num_timesteps}.pt", net, meta)
 
+    def _entropy_schedule(self) -> None:
+        p = self.ppo
+        if p is None or p.ent_coef_start is None:
+            return
+        frac = min(1.0, self.num_timesteps / max(1.0, p.ent_decay_fraction * p.total_timesteps))
+        self.model.ent_coef = p.ent_coef_start + frac * (p.ent_coef - p.ent_coef_start)  # type: ignore[attr-defined]
+
     def _on_step(self) -> bool:
+        self._entropy_schedule()
         for info in self.locals.get("infos", []):
             if "episode" in info:
                 self.returns.append(info["episode"]["r"] / max(info["episode"]["l"], 1))
@@ -245,6 +254,7 @@ def train(
     model = make_model(cfg, venv, out)
     init_meta = load_into(model, init) if init else None
     cb = ProgressLog(echo=echo, save_every=save_every, out=out, arch=arch_of(cfg))
+    cb.ppo = cfg.ppo
     t0, cpu0 = time.monotonic(), time.process_time()
     model.learn(total_timesteps=cfg.ppo.total_timesteps, callback=cb)
     seconds, cpu = time.monotonic() - t0, time.process_time() - cpu0
