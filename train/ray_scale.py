@@ -165,15 +165,21 @@ def ray_session(rc: RayConfig) -> bool:
 
 
 def train_on_ray(
-    cfg: TrainConfig, out: Path, rc: RayConfig | None = None, echo: Any = None
+    cfg: TrainConfig,
+    out: Path,
+    rc: RayConfig | None = None,
+    echo: Any = None,
+    save_every: int = 0,
+    init: str | Path | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """``train.trainer.train`` with the environments in Ray actors; writes ``out/policy.pt``
-    (the ``ppo`` checkpoint format) and returns ``(net, meta)``."""
+    """``train.trainer.train`` (same arguments after ``rc``) with the environments in Ray
+    actors; writes ``out/policy.pt`` (the ``ppo`` checkpoint format) and returns
+    ``(net, meta)``."""
     import ray
     import torch
 
     from policy.ppo import save_checkpoint
-    from train.trainer import ProgressLog, arch_of, export, make_model
+    from train.trainer import ProgressLog, arch_of, export, load_into, make_model
 
     rc = rc or RayConfig()
     torch.set_num_threads(cfg.ppo.torch_threads)
@@ -183,16 +189,19 @@ def train_on_ray(
     try:
         venv = RayVecEnv(cfg.ppo.n_envs, cfg.env, cfg.ppo.seed, rc)
         model = make_model(cfg, venv, out)
-        cb = ProgressLog(echo=echo)
-        t0 = time.monotonic()
+        init_meta = load_into(model, init) if init else None
+        cb = ProgressLog(echo=echo, save_every=save_every, out=out, arch=arch_of(cfg))
+        t0, cpu0 = time.monotonic(), time.process_time()
         model.learn(total_timesteps=cfg.ppo.total_timesteps, callback=cb)
-        seconds = time.monotonic() - t0
+        seconds, cpu = time.monotonic() - t0, time.process_time() - cpu0
         net = export(model, arch_of(cfg))
         meta = {
             "config": cfg.to_dict(),
             "seed": cfg.ppo.seed,
             "timesteps": int(model.num_timesteps),
             "train_seconds": round(seconds, 1),
+            "train_cpu_seconds": round(cpu, 1),  # of this process only (not the actors)
+            "init": None if init is None else {"checkpoint": str(init), "meta": init_meta},
             "env_steps_per_s": round(model.num_timesteps / seconds, 1) if seconds > 0 else None,
             "torch": torch.__version__,
             "ray": {
