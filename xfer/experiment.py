@@ -27,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,6 +60,22 @@ STARTUP_GRACE_S = 45.0
 """Seconds a sender may take beyond its planned end (interpreter start, connect, teardown)."""
 READY_TIMEOUT_S = 20.0
 """Seconds a receiver may take to print that it listens."""
+LEAD_S = 10.0
+"""Concurrent transfers: every sender starts this long before the first start time, imports
+its engine and controller (torch, scikit-optimize: seconds on a busy machine) and then
+sleeps until its own start time, so that the staggered starts happen when planned."""
+
+_PRELUDE = """
+import sys, time
+from policy.base import ControllerConfig, make_controller
+import xfer.api, xfer.cli_transfer
+from xfer.cli import cli
+at, spec = float(sys.argv[1]), sys.argv[2]
+make_controller(spec, ControllerConfig())  # import the controller's modules before the start
+time.sleep(max(0.0, at - time.time()))
+cli.main(args=sys.argv[3:], prog_name="xfer")
+"""
+"""Sender wrapper: ``python -c _PRELUDE START_EPOCH POLICY send ...``."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +133,10 @@ class _Sender:
     host: Any
     address: str
     log: Path
-    launch_at: float
+    start_at: float
+    """Wall clock (POSIX s) at which it starts sending."""
     deadline: float
+    """time.monotonic() after which it is stopped."""
     proc: subprocess.Popen[bytes] | None = None
     launched_at: float = 0.0
     finished_at: float = 0.0
@@ -175,8 +194,15 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
 
 
 def _sender_argv(
-    exp: Experiment, trial: Trial, k: int, address: str, log: Path, src: Path | None
+    exp: Experiment,
+    trial: Trial,
+    k: int,
+    address: str,
+    log: Path,
+    src: Path | None,
+    start_at: float = 0.0,
 ) -> list[str]:
+    """The sender's command line; it starts sending at wall-clock ``start_at`` (0: at once)."""
     if exp.data.kind == "tree":
         assert src is not None
         what = [str(src)]
@@ -184,7 +210,8 @@ def _sender_argv(
         what = ["--mem", str(exp.data.size_bytes)]
     else:
         what = ["--duration", f"{trial.duration_s:g}"]
-    argv = _py("send", *what, address, "--policy", trial.policy, "--json-stream", "-q")
+    argv = [sys.executable, "-c", _PRELUDE, f"{start_at:.3f}", trial.policy]
+    argv += ["send", *what, address, "--policy", trial.policy, "--json-stream", "-q"]
     argv += ["--min-streams", str(exp.min_streams), "--max-streams", str(exp.max_streams)]
     argv += ["--mi", f"{exp.mi_s:g}", "--log", str(log)]
     if exp.stream_rate_bps:
@@ -249,20 +276,16 @@ def _end_record(jsonl: Path, stderr: Path, returncode: int | None) -> dict[str, 
 def _launch_and_wait(
     senders: list[_Sender], exp: Experiment, trial: Trial, src: Path | None
 ) -> None:
-    pending = sorted(senders, key=lambda s: s.launch_at)
-    running: list[_Sender] = []
-    while pending or running:
-        now = time.monotonic()
-        while pending and pending[0].launch_at <= now:
-            s = pending.pop(0)
-            argv = _sender_argv(exp, trial, s.k, s.address, s.log, src)
-            s.launched_at = time.time()
-            with (
-                open(s.log.with_suffix(".jsonl"), "wb") as out,
-                open(s.log.with_suffix(".stderr"), "wb") as err,
-            ):
-                s.proc = s.host.popen(argv, stdout=out, stderr=err, start_new_session=True)
-            running.append(s)
+    for s in senders:  # all at once: each sleeps until its start time (see LEAD_S)
+        argv = _sender_argv(exp, trial, s.k, s.address, s.log, src, s.start_at)
+        s.launched_at = time.time()
+        with (
+            open(s.log.with_suffix(".jsonl"), "wb") as out,
+            open(s.log.with_suffix(".stderr"), "wb") as err,
+        ):
+            s.proc = s.host.popen(argv, stdout=out, stderr=err, start_new_session=True)
+    running = list(senders)
+    while running:
         for s in list(running):
             assert s.proc is not None
             if s.proc.poll() is None and time.monotonic() > s.deadline:
@@ -285,18 +308,26 @@ def run_trial(
     with Testbed(load_scenario(exp.scenario)) as tb:
         hosts = _hosts(exp, tb)
         receivers = _start_receivers(exp, hosts, port, scratch)
+        timer: threading.Timer | None = None
         try:
+            lead = LEAD_S if len(trial.starts_s) > 1 else 0.0
             if tb.scenario.schedule or tb.scenario.background:
-                tb.start_schedule()  # the scenario's clock starts with the first transfer
-            t0 = time.monotonic() + 0.2
+                # the scenario's clock starts with the first transfer
+                timer = threading.Timer(lead, tb.start_schedule)
+                timer.start()
+            wall, mono = time.time() + lead, time.monotonic() + lead
             senders = [
-                _Sender(k, shost, receivers[rhost.name][1], logdir / f"r{trial.repetition}-t{k}.parquet",
-                        t0 + trial.starts_s[k - 1],
-                        t0 + trial.starts_s[k - 1] + trial.duration_s + STARTUP_GRACE_S)
+                _Sender(k, shost, receivers[rhost.name][1],
+                        logdir / f"r{trial.repetition}-t{k}.parquet",
+                        wall + trial.starts_s[k - 1] if lead else 0.0,
+                        mono + trial.starts_s[k - 1] + trial.duration_s + STARTUP_GRACE_S)
                 for k, (shost, rhost) in enumerate(hosts, start=1)
             ]  # fmt: skip
             _launch_and_wait(senders, exp, trial, src)
         finally:
+            if timer is not None:
+                timer.cancel()
+                timer.join()
             for proc, _ in receivers.values():
                 _stop(proc, 5.0)
             shutil.rmtree(scratch, ignore_errors=True)
