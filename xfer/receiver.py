@@ -78,6 +78,8 @@ class ReceiverConfig:
     """Partial files kept open per session."""
     handshake_timeout: float = 15.0
     """Seconds a new connection has to identify itself."""
+    max_pending: int = 512
+    """Connections accepted but not yet identified (first frame); more are closed at once."""
     stall_timeout: float = 60.0
     """Seconds without progress after which a data connection is dropped."""
     sync_interval: float = 1.0
@@ -160,6 +162,7 @@ class Receiver:
         self._stop: asyncio.Event | None = None
         self._busy_paths: set[str] = set()
         self._busy_lock = threading.Lock()
+        self._pending = 0
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.completed_sessions = 0
@@ -185,16 +188,28 @@ class Receiver:
         tasks: set[asyncio.Task[None]] = set()
         accept = asyncio.ensure_future(loop.sock_accept(self._listener))
         stop = asyncio.ensure_future(self._stop.wait())
+        warned = 0.0
         try:
             while True:
                 done, _ = await asyncio.wait({accept, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if stop in done:
                     break
-                sock, _peer = accept.result()
+                try:
+                    sock, _peer = accept.result()
+                except OSError as exc:  # EMFILE under a connection flood: keep serving
+                    if time.monotonic() - warned > 5:
+                        warned = time.monotonic()
+                        log.warning("cannot accept connections (%s); retrying", exc.strerror or exc)
+                    await asyncio.sleep(0.1)
+                    accept = asyncio.ensure_future(loop.sock_accept(self._listener))
+                    continue
+                accept = asyncio.ensure_future(loop.sock_accept(self._listener))
+                if self._pending >= self.config.max_pending:
+                    sock.close()  # too many connections that have not said who they are
+                    continue
                 t = asyncio.ensure_future(self._handle(sock))
                 tasks.add(t)
                 t.add_done_callback(tasks.discard)
-                accept = asyncio.ensure_future(loop.sock_accept(self._listener))
         finally:
             accept.cancel()
             stop.cancel()
@@ -235,7 +250,11 @@ class Receiver:
     async def _handle(self, sock: socket.socket) -> None:
         ch = Channel(sock)
         try:
-            first = await self._first_frame(ch)
+            self._pending += 1
+            try:
+                first = await self._first_frame(ch)
+            finally:
+                self._pending -= 1
             if first is None:
                 ch.close()
                 return
