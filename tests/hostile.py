@@ -453,13 +453,20 @@ class RecvProcess:
     """``xfer recv`` in a subprocess (stderr to a file), ready once it printed its address."""
 
     def __init__(
-        self, root: str, logfile: str, port: int = 0, *extra: str, env: dict[str, str] | None = None
+        self,
+        root: str,
+        logfile: str,
+        port: int = 0,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        wrap: tuple[str, ...] = (),
     ) -> None:
+        """``wrap`` prefixes the command (e.g. ``("prlimit", "--nofile=128:128")``)."""
         self.root = root
         self.logfile = logfile
         self.log = open(logfile, "ab")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(
-            [*XFER, "recv", "--listen", f"127.0.0.1:{port}", "--root", root, *extra],
+            [*wrap, *XFER, "recv", "--listen", f"127.0.0.1:{port}", "--root", root, *extra],
             stderr=self.log,
             stdout=subprocess.DEVNULL,
             env=env,

@@ -4,6 +4,8 @@ hand-written malicious client (tests/hostile.py), limits, and what the receiver 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import stat
 import subprocess
 import time
@@ -19,6 +21,7 @@ from xfer.receiver import ReceiverConfig
 from ..hostile import (
     XFER,
     Hostile,
+    RecvProcess,
     crash_watch,
     dir_row,
     end_stream,
@@ -26,7 +29,9 @@ from ..hostile import (
     files_under,
     result,
     send_block,
+    split,
     start_send,
+    wait_for,
 )
 from .conftest import make_tree
 
@@ -342,3 +347,33 @@ def test_a_refused_session_does_not_release_the_paths_of_the_writing_one(tmp_pat
                 frame = other.open([file_row(0, "same", 8)])
                 assert frame.msg is Msg.ERROR and frame.body["code"] == "limit", frame
                 assert "another session" in frame.body["message"]
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+def test_a_flood_of_idle_connections_does_not_take_the_receiver_down(tmp_path) -> None:
+    """More idle connections than the receiver has file descriptors (limit 128): accept()
+    fails with EMFILE for a while; the receiver must stay up and serve again afterwards."""
+    recv = RecvProcess(
+        str(tmp_path / "root"), str(tmp_path / "recv.log"), wrap=("prlimit", "--nofile=128:128")
+    )
+    flood: list[socket.socket] = []
+    try:
+        for _ in range(300):
+            try:
+                flood.append(socket.create_connection(split(recv.address), timeout=1))
+            except TimeoutError:  # its backlog is full too: the flood has done its work
+                break
+        assert len(flood) > 128
+        assert wait_for(lambda: "Too many open files" in recv.stderr(), 10), recv.stderr()
+        assert recv.proc.poll() is None, recv.stderr()
+        for s in flood:
+            s.close()
+        flood.clear()
+        src = make_tree(str(tmp_path / "src" / "t"), seed=9)
+        assert wait_for(lambda: xfer.send([src], recv.address, streams=2)["exit_code"] == 0, 20)
+        assert recv.proc.poll() is None, recv.stderr()
+        assert trees_equal(src, str(tmp_path / "root" / "t"))
+    finally:
+        for s in flood:
+            s.close()
+        recv.stop()
