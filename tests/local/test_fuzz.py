@@ -26,6 +26,7 @@ FUZZ = settings(
     max_examples=66,
     deadline=None,
     derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
