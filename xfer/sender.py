@@ -330,6 +330,8 @@ class Sender:
         self.catalog: ScanResult = ScanResult([], [])
         self.files_done: set[int] = set()
         self.bytes_skipped = 0
+        self.changed: list[str] = []
+        """Files the receiver verified whose source changed during the run."""
         self.verify_failures: dict[tuple[int, int], int] = {}
         self.error: XferError | None = None
         self.started = time.monotonic()
@@ -600,8 +602,22 @@ class Sender:
                         self._bad_block(sched, fid, off, ln)
                     self.pool.cond.notify_all()
             elif frame.msg is Msg.FILE_DONE:
-                ids = frame.body.get("ids", [])
-                self.files_done.update(i for i in ids if isinstance(i, int))
+                for fid in frame.body.get("ids", []):
+                    if isinstance(fid, int) and 0 <= fid < len(self.catalog.entries):
+                        self._file_done(self.catalog.entries[fid])
+
+    def _file_done(self, e: Entry) -> None:
+        """The receiver verified ``e`` against what we read; make sure we read one version of
+        it: a source changed since the scan may have been sent as a mix of two versions."""
+        try:
+            st = os.stat(e.source)
+            same = st.st_size == e.size and st.st_mtime_ns == e.mtime_ns
+        except OSError:
+            same = False
+        if same:
+            self.files_done.add(e.id)
+        else:
+            self.changed.append(e.path)
 
     def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
         n = self.verify_failures.get((fid, off), 0) + 1
@@ -620,6 +636,14 @@ class Sender:
         secs = time.monotonic() - self.started
         files = [e for e in self.catalog.entries if e.kind == FILE]
         missing = [e.path for e in files if e.id not in self.files_done]
+        error = str(self.error) if self.error else None
+        if self.changed and not error:
+            error = (
+                f"{len(self.changed)} file(s) changed while being sent (re-run to send "
+                f"them whole): {', '.join(self.changed[:5])}"
+            )
+        elif missing and not error:
+            error = f"{len(missing)} file(s) not verified"
         acked = sched.bytes_acked if sched else 0
         if self.cfg.mem:
             complete = bool(sched and sched.done) and self.error is None
@@ -649,8 +673,6 @@ class Sender:
             "policy": self.cfg.policy_spec,
             "verified": verified,
             "exit_code": int(code),
-            "error": str(self.error)
-            if self.error
-            else (None if complete else f"{len(missing)} file(s) not verified"),
+            "error": None if complete else error,
             "receiver": self.remote,
         }
