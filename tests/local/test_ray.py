@@ -19,7 +19,11 @@ from train.ray_scale import RayConfig, RayVecEnv, split, train_on_ray  # noqa: E
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    except Exception:  # noqa: BLE001 - the raylet can miss its 30 s start-up wait on a busy VM
+        ray.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
