@@ -70,6 +70,21 @@ def train_cmd(
     click.echo(
         f"training {cfg.model.kind} for {cfg.ppo.total_timesteps} MIs, seed {cfg.ppo.seed} -> {out}"
     )
+    if init is None and cfg.warm_start == "dagger":
+        from train.bc import pretrain
+
+        out.mkdir(parents=True, exist_ok=True)
+        click.echo("warm start: DAgger on the simulator's teacher")
+        ws = pretrain(
+            cfg,
+            out / "warm_start.pt",
+            cfg.dagger_rounds,
+            cfg.dagger_steps,
+            cfg.dagger_envs,
+            click.echo,
+        )
+        click.echo(f"warm start done in {ws['wall_seconds']} s wall, {ws['cpu_seconds']} s CPU")
+        init = str(out / "warm_start.pt")
     _, meta = train(cfg, out, echo=click.echo, save_every=save_every, init=init)
     click.echo(
         f"trained in {meta['train_seconds']} s wall, {meta['train_cpu_seconds']} s CPU; checkpoint {out / 'policy.pt'}"

@@ -97,6 +97,20 @@ class TrainConfig:
     """Held-out random networks for the final simulated evaluation."""
     eval_seed: int = 1_000_003
     """Seed of the held-out networks (never used in training)."""
+    warm_start: str = "none"
+    """``none`` or ``dagger``: imitate the simulator's privileged teacher first (train/bc.py)."""
+    dagger_rounds: int = 5
+    """DAgger rounds of the warm start."""
+    dagger_steps: int = 500
+    """MIs per environment per DAgger round."""
+    dagger_envs: int = 64
+    """Simulated transfers per DAgger round."""
+
+    def __post_init__(self) -> None:
+        if self.warm_start not in ("none", "dagger"):
+            raise ValueError(
+                f"[train] warm_start must be 'none' or 'dagger', got {self.warm_start!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict (for checkpoints and JSON records)."""
@@ -139,7 +153,14 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     env_kw = dict(data.get("env", {}))
     env = _build(EnvConfig, {**env_kw, "sim": sim, "features": feats}, f"{where} [env]")
     train = data.get("train", {})
-    extra_train = set(train) - {"eval_networks", "eval_seed"}
+    extra_train = set(train) - {
+        "eval_networks",
+        "eval_seed",
+        "warm_start",
+        "dagger_rounds",
+        "dagger_steps",
+        "dagger_envs",
+    }
     if extra_train:
         raise ValueError(f"{where} [train]: unknown keys {sorted(extra_train)}")
     return TrainConfig(ppo=ppo, model=model, env=env, **train)
