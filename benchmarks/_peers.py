@@ -1,5 +1,5 @@
 """Start, stop and measure the programs a benchmark runs side by side: the peers (iperf3,
-GridFTP) and xfer itself.
+GridFTP) and xfer itself (from a snapshot of its packages); and the file tree they move.
 
 Every process started here is stopped by its own PID (never by name). CPU time is measured
 per process: a client through ``os.wait4`` (its own rusage, reaped children included), a
@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO
+from pathlib import Path
+from typing import IO, Any
 
 import psutil
 
@@ -257,3 +258,82 @@ def machine() -> dict[str, str]:
         "mem_gib": f"{psutil.virtual_memory().total / 2**30:.1f}",
         "python": sys.version.split()[0],
     }
+
+
+# ------------------------------------------------------------------------ the engine
+
+
+def snapshot_engine(source: Path, work: Path) -> dict[str, Any]:
+    """Copy the engine's packages (``xfer``, ``policy``) from ``source`` into ``work`` and put
+    the copy first on every child's ``PYTHONPATH``: every xfer process of the run then runs the
+    same code, even while others edit the tree. Returns where it came from (commit, dirty)."""
+    dest = work / "engine"
+    for pkg in ("xfer", "policy"):
+        if not (source / pkg).is_dir():
+            raise SystemExit(
+                f"bench: {source / pkg} not found: give --engine the directory "
+                "that holds the xfer/ and policy/ packages"
+            )
+        shutil.copytree(source / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p
+    )
+    where = subprocess.run(
+        [*XFER[:2], "-c", "import xfer; print(xfer.__file__)"], capture_output=True, text=True
+    ).stdout.strip()
+    if not where.startswith(str(dest)):
+        raise SystemExit(f"bench: the xfer processes would import {where!r}, not the snapshot")
+    info: dict[str, Any] = {"source": str(source)}
+    git = ["git", "-C", str(source)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--", "xfer", "policy"], capture_output=True, text=True
+        ).stdout.split("\n")
+        info["commit"] = head.stdout.strip()
+        info["dirty_files"] = sorted(line[3:] for line in dirty if line.strip())
+    return info
+
+
+# ------------------------------------------------------------------------------ the tree
+
+
+def make_tree(root: Path, total: int) -> tuple[int, int]:
+    """A tree of mixed sizes (about half the bytes in 4 large files, a quarter in 16 MiB files,
+    a fifth in 1 MiB files, the rest in ~300 small files 1 B..64 KiB, plus an empty file),
+    readable by everyone (the GridFTP server reads it as ``nobody``). Returns (files, bytes)."""
+    pattern = os.urandom(16 << 20)
+    sizes: list[tuple[str, int]] = [(f"large/big{i}.bin", total // 8) for i in range(4)]
+    sizes += [(f"medium/m{i:03d}.dat", 16 << 20) for i in range(max(1, total // 4 // (16 << 20)))]
+    sizes += [
+        (f"small/d{i % 8}/s{i:04d}.dat", 1 << 20) for i in range(max(1, total // 5 // (1 << 20)))
+    ]
+    sizes += [(f"tiny/t{i:03d}.txt", 1 + (i * 7919) % (64 << 10)) for i in range(300)]
+    sizes.append(("tiny/empty", 0))
+    n = 0
+    for k, (rel, size) in enumerate(sizes):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            off = (k * 4099) % len(pattern)
+            left = size
+            while left > 0:
+                chunk = pattern[off : off + left]
+                f.write(chunk)
+                left -= len(chunk)
+                off = 0
+        n += size
+    for d, _dirs, files in os.walk(root):
+        os.chmod(d, 0o755)
+        for name in files:
+            os.chmod(os.path.join(d, name), 0o644)
+    return len(sizes), n
+
+
+def tree_size(root: Path) -> tuple[int, int]:
+    files = total = 0
+    for d, _dirs, names in os.walk(root):
+        for name in names:
+            files += 1
+            total += os.lstat(os.path.join(d, name)).st_size
+    return files, total

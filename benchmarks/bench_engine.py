@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 REPO = Path(__file__).resolve().parent.parent
 
 import _peers  # noqa: E402
-from _peers import XFER, ClientRun, Server, run_client  # noqa: E402
+from _peers import XFER, ClientRun, Server, make_tree, run_client, snapshot_engine, tree_size  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -97,85 +98,6 @@ class Sample:
         return (
             (self.cpu_send + self.cpu_recv) / (self.bytes / 1e9) if self.ok and self.bytes else 0.0
         )
-
-
-# ------------------------------------------------------------------------ the engine
-
-
-def snapshot_engine(source: Path, work: Path) -> dict[str, Any]:
-    """Copy the engine's packages (``xfer``, ``policy``) from ``source`` into ``work`` and put
-    the copy first on every child's ``PYTHONPATH``: every xfer process of the run then runs the
-    same code, even while others edit the tree. Returns where it came from (commit, dirty)."""
-    dest = work / "engine"
-    for pkg in ("xfer", "policy"):
-        if not (source / pkg).is_dir():
-            raise SystemExit(
-                f"bench: {source / pkg} not found: give --engine the directory "
-                "that holds the xfer/ and policy/ packages"
-            )
-        shutil.copytree(source / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p
-    )
-    where = subprocess.run(
-        [*XFER[:2], "-c", "import xfer; print(xfer.__file__)"], capture_output=True, text=True
-    ).stdout.strip()
-    if not where.startswith(str(dest)):
-        raise SystemExit(f"bench: the xfer processes would import {where!r}, not the snapshot")
-    info: dict[str, Any] = {"source": str(source)}
-    git = ["git", "-C", str(source)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if head.returncode == 0:
-        dirty = subprocess.run(
-            [*git, "status", "--porcelain", "--", "xfer", "policy"], capture_output=True, text=True
-        ).stdout.split("\n")
-        info["commit"] = head.stdout.strip()
-        info["dirty_files"] = sorted(line[3:] for line in dirty if line.strip())
-    return info
-
-
-# ------------------------------------------------------------------------------ the tree
-
-
-def make_tree(root: Path, total: int) -> tuple[int, int]:
-    """A tree of mixed sizes (about half the bytes in 4 large files, a quarter in 16 MiB files,
-    a fifth in 1 MiB files, the rest in ~300 small files 1 B..64 KiB, plus an empty file),
-    readable by everyone (the GridFTP server reads it as ``nobody``). Returns (files, bytes)."""
-    pattern = os.urandom(16 << 20)
-    sizes: list[tuple[str, int]] = [(f"large/big{i}.bin", total // 8) for i in range(4)]
-    sizes += [(f"medium/m{i:03d}.dat", 16 << 20) for i in range(max(1, total // 4 // (16 << 20)))]
-    sizes += [
-        (f"small/d{i % 8}/s{i:04d}.dat", 1 << 20) for i in range(max(1, total // 5 // (1 << 20)))
-    ]
-    sizes += [(f"tiny/t{i:03d}.txt", 1 + (i * 7919) % (64 << 10)) for i in range(300)]
-    sizes.append(("tiny/empty", 0))
-    n = 0
-    for k, (rel, size) in enumerate(sizes):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            off = (k * 4099) % len(pattern)
-            left = size
-            while left > 0:
-                chunk = pattern[off : off + left]
-                f.write(chunk)
-                left -= len(chunk)
-                off = 0
-        n += size
-    for d, _dirs, files in os.walk(root):
-        os.chmod(d, 0o755)
-        for name in files:
-            os.chmod(os.path.join(d, name), 0o644)
-    return len(sizes), n
-
-
-def tree_size(root: Path) -> tuple[int, int]:
-    files = total = 0
-    for d, _dirs, names in os.walk(root):
-        for name in names:
-            files += 1
-            total += os.lstat(os.path.join(d, name)).st_size
-    return files, total
 
 
 # -------------------------------------------------------------------------- one transfer
@@ -389,12 +311,13 @@ def _median(xs: list[float]) -> float | None:
     return statistics.median(xs) if xs else None
 
 
-def summarize(samples: list[Sample], cfg: BenchConfig) -> dict[str, Any]:
-    """Medians per (section, tool, N), ratios against the peer, and the targets."""
+def _cells(samples: list[Sample]) -> dict[str, Any]:
+    """Per (section, tool, N): every sample's Gbit/s, wall Gbit/s and CPU s/GB, and medians."""
     cells: dict[str, Any] = {}
     for s in samples:
+        key = f"{s.section}/{s.tool}/{s.streams}"
         c = cells.setdefault(
-            f"{s.section}/{s.tool}/{s.streams}",
+            key,
             {
                 "section": s.section,
                 "tool": s.tool,
@@ -405,68 +328,88 @@ def summarize(samples: list[Sample], cfg: BenchConfig) -> dict[str, Any]:
                 "failed": 0,
             },
         )
-        if s.ok:
-            c["gbps"].append(s.gbps)
-            c["wall_gbps"].append(s.wall_gbps)
-            c["cpu_per_gb"].append(s.cpu_per_gb)
-        else:
+        if not s.ok:
             c["failed"] += 1
+            continue
+        for k in ("gbps", "wall_gbps", "cpu_per_gb"):
+            c[k].append(getattr(s, k))
     for c in cells.values():
-        c["gbps_median"] = _median(c["gbps"])
-        c["wall_gbps_median"] = _median(c["wall_gbps"])
-        c["cpu_per_gb_median"] = _median(c["cpu_per_gb"])
+        for k in ("gbps", "wall_gbps", "cpu_per_gb"):
+            c[f"{k}_median"] = _median(c[k])
+    return cells
 
-    def med(section: str, tool: str, n: int) -> float | None:
-        c = cells.get(f"{section}/{tool}/{n}")
-        return c["gbps_median"] if c else None
 
+def _target(
+    name: str,
+    value: float | None,
+    paired: float | None,
+    want: str,
+    ok: Callable[[float], bool] | None,
+) -> dict[str, Any]:
+    verdict = None if value is None or ok is None else ok(value)
+    return {"target": name, "value": value, "paired": paired, "want": want, "pass": verdict}
+
+
+def summarize(samples: list[Sample], cfg: BenchConfig) -> dict[str, Any]:
+    """Medians per (section, tool, N), ratios against the peer, and the targets."""
+    cells = _cells(samples)
     by_rep = {(s.section, s.tool, s.streams, s.rep): s.gbps for s in samples if s.ok}
+
+    def med(section: str, tool: str, n: int, what: str = "gbps_median") -> float | None:
+        return cells.get(f"{section}/{tool}/{n}", {}).get(what)
+
+    def ratio(x: float | None, y: float | None) -> float | None:
+        return x / y if x and y else None
 
     def paired(section: str, a: str, b: str, n: int) -> float | None:
         """Median over repetitions of a/b measured back to back (shares the machine's noise)."""
-        rs = [
-            by_rep[(section, a, n, r)] / by_rep[(section, b, n, r)]
-            for r in range(cfg.reps)
-            if by_rep.get((section, a, n, r)) and by_rep.get((section, b, n, r))
-        ]
-        return _median(rs)
+        return _median(
+            [
+                r
+                for r in (
+                    ratio(by_rep.get((section, a, n, k)), by_rep.get((section, b, n, k)))
+                    for k in range(cfg.reps)
+                )
+                if r is not None
+            ]
+        )
 
-    targets: list[dict[str, Any]] = []
+    targets = []
     for section, want in (("mem", 0.95), ("files", 1.2)):
+        peer = PEER_OF[section]
         for n in cfg.streams:
-            x, p = med(section, "xfer", n), med(section, PEER_OF[section], n)
-            ratio = x / p if x and p else None
             targets.append(
-                {
-                    "target": f"{section}: xfer / {PEER_OF[section]} at N={n}",
-                    "value": ratio,
-                    "paired": paired(section, "xfer", PEER_OF[section], n),
-                    "want": f">= {want}",
-                    "pass": None if ratio is None else ratio >= want,
-                }
+                _target(
+                    f"{section}: xfer / {peer} at N={n}",
+                    ratio(med(section, "xfer", n), med(section, peer, n)),
+                    paired(section, "xfer", peer, n),
+                    f">= {want}",
+                    partial(operator.le, want),  # want <= v
+                )
             )
-    on, off = med("mem", "xfer", 4), med("mem", "xfer-nocksum", 4)
-    cost = 1 - on / off if on and off else None
+    on_off = ratio(med("mem", "xfer", 4), med("mem", "xfer-nocksum", 4))
     pc = paired("mem", "xfer", "xfer-nocksum", 4)
     targets.append(
-        {
-            "target": "checksum cost at N=4 (1 - on/off)",
-            "value": cost,
-            "paired": None if pc is None else 1 - pc,
-            "want": "<= 0.10",
-            "pass": None if cost is None else cost <= 0.10,
-        }
+        _target(
+            "checksum cost at N=4 (1 - on/off)",
+            None if on_off is None else 1 - on_off,
+            None if pc is None else 1 - pc,
+            "<= 0.10",
+            lambda v: v <= 0.10,
+        )
     )
-    cpu = [cells.get(f"mem/{t}/4", {}).get("cpu_per_gb_median") for t in ("xfer", "xfer-nocksum")]
-    extra = cpu[0] / cpu[1] - 1 if cpu[0] and cpu[1] else None
+    cpu = ratio(
+        med("mem", "xfer", 4, "cpu_per_gb_median"),
+        med("mem", "xfer-nocksum", 4, "cpu_per_gb_median"),
+    )
     targets.append(
-        {
-            "target": "checksum CPU cost at N=4 (s/GB on/off - 1)",
-            "value": extra,
-            "paired": None,
-            "want": "(info)",
-            "pass": None,
-        }
+        _target(
+            "checksum CPU cost at N=4 (s/GB on/off - 1)",
+            None if cpu is None else cpu - 1,
+            None,
+            "(info)",
+            None,
+        )
     )
     return {"cells": list(cells.values()), "targets": targets}
 
