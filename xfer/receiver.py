@@ -591,6 +591,8 @@ class Receiver:
             s.store.record(entry, h.offset, h.length, h.digest)
         except (StoreError, FileNotFoundError):
             if fb.done:  # finished by another stream meanwhile: this was a duplicate
+                with s.lock:  # ack it, or the sender waits for it forever
+                    s.acks_ok.append([h.file_id, h.offset, h.length])
                 return
             raise
         with s.lock:
