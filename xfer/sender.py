@@ -332,6 +332,8 @@ class Sender:
         self.bytes_skipped = 0
         self.changed: list[str] = []
         """Files the receiver verified whose source changed during the run."""
+        self.changed_ids: set[int] = set()
+        """Their ids: settled (reported, not verified), so the run can end."""
         self.verify_failures: dict[tuple[int, int], int] = {}
         self.error: XferError | None = None
         self.started = time.monotonic()
@@ -536,7 +538,8 @@ class Sender:
                 return False
         if self.cfg.mem:
             return True
-        return all(e.id in self.files_done for e in self.catalog.entries)
+        done, changed = self.files_done, self.changed_ids
+        return all(e.id in done or e.id in changed for e in self.catalog.entries)
 
     def _check_pool(self) -> None:
         pool = self.pool
@@ -618,6 +621,7 @@ class Sender:
             self.files_done.add(e.id)
         else:
             self.changed.append(e.path)
+            self.changed_ids.add(e.id)
 
     def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
         n = self.verify_failures.get((fid, off), 0) + 1
