@@ -145,8 +145,11 @@ def test_file_rewritten_during_the_run_is_not_delivered_as_a_mix(tmp_path) -> No
         code, summary, err = result(proc)
     final = tmp_path / "dst" / "moving.bin"
     delivered = final.read_bytes() if final.exists() else None
-    # what a correct engine must do: fail loudly, or deliver exactly one version
-    assert code != 0 or delivered in (old, new), "verified run delivered a mix of two versions"
+    if code == 0 and delivered == old:  # a loaded host: the journal lagged behind the reads
+        pytest.skip("the sender had read the whole file before it was rewritten")
+    # what a correct engine must do: fail loudly naming the file, or deliver one version
+    failed_loudly = code != 0 and "moving.bin" in str(summary.get("error"))
+    assert failed_loudly or delivered in (old, new), "verified run delivered a mix of versions"
     if code != 0:
         assert code == 6 and "changed while being sent" in summary["error"], (code, summary)
         assert "moving.bin" in summary["error"] and not summary["verified"]
