@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import mmap
 import os
@@ -59,8 +60,8 @@ from xfer.transport import SocketOptions, Transport, make_transport
 
 log = logging.getLogger("xfer.sender")
 
-MEM_PATTERN = 8 << 20
-"""Bytes of random data cycled through in memory mode (at least one block)."""
+MEM_CHUNK = 256 << 10
+"""Random bytes that memory mode repeats to fill each block (small enough to stay in cache)."""
 SMALL_BLOCK = 1 << 20
 """Blocks up to this size are read and sent with one sendall (header + data) instead of sendfile."""
 
@@ -112,7 +113,11 @@ class FileSource:
 def _mmap_digest(fd: int, offset: int, length: int) -> int:
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
     size = length + offset - start
-    with mmap.mmap(fd, size, access=mmap.ACCESS_READ, offset=start) as mm, memoryview(mm) as mv:
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # one fault-in, not per page
+    with (
+        mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ, offset=start) as mm,
+        memoryview(mm) as mv,
+    ):
         return xxhash.xxh3_64_intdigest(mv[offset - start :])
 
 
@@ -130,32 +135,48 @@ def _sendfile(sock: socket.socket, fd: int, offset: int, length: int) -> None:
 
 
 class MemSource:
-    """Memory mode: blocks cut from one random pattern, their digests computed once. One
-    instance is shared by every stream (it is read-only once built)."""
+    """Memory mode, as iperf3 does it: every block is one cache-hot random chunk repeated,
+    sent with its header in one ``sendmsg``; the digest is computed once per block length.
+    One instance is shared by every stream (read-only once built)."""
 
     def __init__(self, block_size: int) -> None:
-        self.block = block_size
-        self.slots = max(1, MEM_PATTERN // block_size)
-        self.pattern = memoryview(os.urandom(self.slots * block_size))
-        self._digest: dict[tuple[int, int], int] = {}
+        self.chunk = memoryview(os.urandom(MEM_CHUNK))
+        self._digest: dict[int, int] = {}
 
-    def payload(self, blk: Block) -> memoryview:
-        start = (blk.offset // self.block % self.slots) * self.block
-        return self.pattern[start : start + blk.length]
+    def iov(self, length: int) -> list[memoryview]:
+        full, rest = divmod(length, MEM_CHUNK)
+        return [self.chunk] * full + ([self.chunk[:rest]] if rest else [])
+
+    def digest(self, length: int) -> int:
+        d = self._digest.get(length)
+        if d is None:
+            h = xxhash.xxh3_64()
+            for part in self.iov(length):
+                h.update(part)
+            d = self._digest[length] = h.intdigest()
+        return d
 
     def send(self, sock: socket.socket, blk: Block, checksum: bool) -> None:
-        data = self.payload(blk)
-        digest = 0
-        if checksum:
-            key = (blk.offset // self.block % self.slots, blk.length)
-            digest = self._digest.get(key, -1)
-            if digest < 0:
-                digest = self._digest[key] = xxhash.xxh3_64_intdigest(data)
-        send_all(sock, block_header(0, blk.offset, blk.length, digest), socket.MSG_MORE)
-        send_all(sock, data)
+        digest = self.digest(blk.length) if checksum else 0
+        header = memoryview(block_header(0, blk.offset, blk.length, digest))
+        send_vector(sock, [header, *self.iov(blk.length)])
 
     def close(self) -> None:
         pass
+
+
+def send_vector(sock: socket.socket, bufs: list[memoryview]) -> None:
+    """``sendmsg`` every buffer, resuming after partial sends (blocking socket)."""
+    while bufs:
+        try:
+            n = sock.sendmsg(bufs)
+        except BlockingIOError:
+            raise Stalled("no send progress within the stall timeout") from None
+        while bufs and n >= len(bufs[0]):
+            n -= len(bufs[0])
+            bufs.pop(0)
+        if bufs and n:
+            bufs[0] = bufs[0][n:]
 
 
 # ------------------------------------------------------------------------- the pool
@@ -341,6 +362,7 @@ class Sender:
         self.pool: StreamPool | None = None
         self.remote: dict[str, Any] = {}
         self.intervals = 0
+        self._all_confirmed = asyncio.Event()
         self.cc_auto: CcChooser | None = None
 
     async def run(self) -> dict[str, Any]:
@@ -349,6 +371,7 @@ class Sender:
         try:
             if not self.cfg.mem:
                 self.catalog = await asyncio.to_thread(scan, self.cfg.paths, self.cfg.dest)
+                gc.freeze()  # the catalog lives until the end: keep the collector off it
             ch = await self._connect()
             await self._transfer(ch)
         except XferError as exc:
@@ -366,6 +389,7 @@ class Sender:
                 await asyncio.to_thread(self.pool.join, 5.0)
             if ch is not None:
                 ch.close()
+            gc.unfreeze()
         return self.summary()
 
     async def _connect(self) -> Channel:
@@ -506,9 +530,12 @@ class Sender:
         u_prev: float | None = None
         deadline = self.started + cfg.duration if cfg.duration else None
         next_mi = time.monotonic() + cfg.mi
+        finished = asyncio.ensure_future(self._all_confirmed.wait())
         try:
             while not self._finished(sched):
-                await asyncio.wait({reader}, timeout=cfg.mi / 10)
+                await asyncio.wait(
+                    {reader, finished}, timeout=cfg.mi / 10, return_when=asyncio.FIRST_COMPLETED
+                )
                 if reader.done():
                     reader.result()
                     raise PeerClosed("receiver closed the control connection")
@@ -530,6 +557,7 @@ class Sender:
                 await reader
         finally:
             reader.cancel()
+            finished.cancel()
 
     def _finished(self, sched: BlockScheduler) -> bool:
         assert self.pool is not None
@@ -608,6 +636,8 @@ class Sender:
                 for fid in frame.body.get("ids", []):
                     if isinstance(fid, int) and 0 <= fid < len(self.catalog.entries):
                         self._file_done(self.catalog.entries[fid])
+            if self.machine.state is State.ACTIVE and self._finished(sched):
+                self._all_confirmed.set()  # wake the MI loop now, not at its next tick
 
     def _file_done(self, e: Entry) -> None:
         """The receiver verified ``e`` against what we read; make sure we read one version of
