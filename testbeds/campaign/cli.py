@@ -124,6 +124,29 @@ def cloudlab_rspec_cmd(output: str | None, image: str | None) -> None:
         click.echo(xml)
 
 
+@campaign.command("cloudlab-hosts")
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key_path", required=True, help="Private key file for the campaign.")
+def cloudlab_hosts_cmd(manifests: tuple[str, ...], key_path: str) -> None:
+    """Print the campaign hosts and link from the CloudLab manifests (one XML per site)."""
+    from testbeds.campaign.provision import cloudlab, hosts_toml
+
+    try:
+        hosts = cloudlab.hosts_from_manifests([Path(m).read_text() for m in manifests])
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        hosts_toml(
+            hosts,
+            key=key_path,
+            testbed="cloudlab",
+            expected_rtt_ms=36,
+            expected_goodput="940Mbit",
+            link_name="utah-wisc",
+        )
+    )
+
+
 @campaign.command("chameleon")
 @click.option("--project", required=True, help="Chameleon project (CHI-XXXXXX).")
 @click.option("--key-name", required=True, help="Key pair name registered at both sites.")

@@ -346,3 +346,36 @@ def test_wheel_digest_ignores_zip_timestamps(tmp_path: Path) -> None:
     c = make("c.whl", (2020, 1, 1, 0, 0, 0), b"x = 2")
     assert a.read_bytes() != b.read_bytes()
     assert wheel_digest(a) == wheel_digest(b) != wheel_digest(c)
+
+
+MANIFEST = """<rspec xmlns="http://www.geni.net/resources/rspec/3" type="manifest">
+  <node client_id="{cid}" exclusive="true" component_manager_id="urn:publicid:IDN+{site}+authority+cm"
+        component_id="urn:publicid:IDN+{site}+node+{node}" sliver_id="urn:publicid:IDN+{site}+sliver+1">
+    <sliver_type name="raw"/>
+    <hardware_type name="x"/>
+    <services>
+      <login authentication="ssh-keys" hostname="{node}.{site}" port="22" username="alice"/>
+    </services>
+    <host name="{cid}.xfercampaign.proj.{site}" ipv4="128.110.1.{ip}"/>
+  </node>
+</rspec>"""
+
+
+def test_cloudlab_manifests_give_campaign_hosts(tmp_path: Path) -> None:
+    wisc = MANIFEST.format(cid="wisc", site="wisc.cloudlab.us", node="c220g2-011101", ip=1)
+    utah = MANIFEST.format(cid="utah", site="utah.cloudlab.us", node="hp012", ip=2)
+    hosts = cloudlab.hosts_from_manifests([wisc, utah])
+    assert [(h.name, h.host, h.user, h.role) for h in hosts] == [
+        ("wisc", "wisc.xfercampaign.proj.wisc.cloudlab.us", "alice", "receiver"),
+        ("utah", "utah.xfercampaign.proj.utah.cloudlab.us", "alice", "sender"),
+    ]
+    with pytest.raises(ValueError, match=r"no node\(s\) \['utah'\]"):
+        cloudlab.hosts_from_manifests([wisc])
+    files = []
+    for name, text in (("w.xml", wisc), ("u.xml", utah)):
+        (tmp_path / name).write_text(text)
+        files.append(str(tmp_path / name))
+    res = CliRunner().invoke(campaign_cli, ["cloudlab-hosts", *files, "--key", "~/.ssh/cl"])
+    assert res.exit_code == 0, res.output
+    c = load(tomllib.loads('name = "cl"\n[matrix]\npolicies = ["bo"]\n' + res.output))
+    assert c.links[0].sender == "utah" and c.links[0].receiver == "wisc"

@@ -3,7 +3,8 @@
 Offline: :func:`two_site_request` builds the RSpec request document (XML) with geni-lib;
 ``xfer campaign cloudlab-rspec`` writes it. Upload it as a profile in the CloudLab portal
 (or send it with :func:`create_slivers`, which needs a geni-lib context built from your
-portal credentials); the nodes' public control names then go into the campaign's hosts.
+portal credentials); :func:`hosts_from_manifests` turns the sites' manifests into the
+campaign's hosts (``xfer campaign cloudlab-hosts MANIFEST.xml...``).
 
 The two nodes have no layer-2 link between them: like the paper's transfers, data crosses
 the wide area over the sites' routable control networks, so ``data_addr`` is the node's
@@ -13,6 +14,8 @@ public name (the default).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from testbeds.campaign.provision.common import ProvisionedHost
 
 SITES: dict[str, str] = {
     "utah": "urn:publicid:IDN+utah.cloudlab.us+authority+cm",
@@ -80,6 +83,38 @@ def request_xml(nodes: tuple[CloudLabNode, ...] = PAPER_NODES, image: str = DEFA
     return xml
 
 
+def hosts_from_manifests(
+    manifests: list[str], nodes: tuple[CloudLabNode, ...] = PAPER_NODES
+) -> list[ProvisionedHost]:
+    """The campaign hosts from the sites' manifest documents (XML text, as the portal shows
+    under *Manifest* or as :func:`create_slivers` returns): each requested node's public
+    name and its SSH login (user name from the ``<login>`` service)."""
+    from geni.rspec.pgmanifest import Manifest
+
+    found: dict[str, ProvisionedHost] = {}
+    wanted = {n.name: n for n in nodes}
+    for xml in manifests:
+        for node in Manifest(xml=xml).nodes:
+            spec = wanted.get(node.client_id)
+            if spec is None:
+                continue
+            login = next((lg for lg in node.logins if lg.auth == "ssh-keys"), None)
+            host = node.hostfqdn or (login.hostname if login else None)
+            if host is None:
+                raise ValueError(f"manifest: node {node.client_id!r} has no host name yet")
+            found[spec.name] = ProvisionedHost(
+                name=spec.name,
+                host=host,
+                user=login.username if login else "root",
+                role=spec.role,
+                site=spec.site,
+            )
+    missing = sorted(set(wanted) - set(found))
+    if missing:
+        raise ValueError(f"manifest: no node(s) {missing} (is the experiment ready?)")
+    return [found[n.name] for n in nodes]
+
+
 def create_slivers(
     context,
     slice_name: str,
@@ -96,4 +131,4 @@ def create_slivers(
     manifests: dict[str, object] = {}
     for site in sorted({n.site for n in nodes}):
         manifests[site] = ams[site].createsliver(context, slice_name, request)
-    return manifests
+    return manifests  # str(manifest) or manifest.text gives the XML for hosts_from_manifests
