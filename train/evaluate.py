@@ -2,31 +2,40 @@
 
 Two modes:
 
-* ``--sim`` (default): the simulator's named networks plus held-out random networks
-  (:mod:`train.simeval`); every controller runs through its real ``decide()``.
-* ``--scenario NAME`` (repeatable, root): the emulated testbed. For each scenario a sweep of
-  fixed N finds the best fixed utility and throughput, then each policy runs one memory
-  transfer of ``--duration`` seconds; ``utility_ratio`` is its mean utility over the best
-  fixed N's, ``time_to_optimum_s`` the first time from which the 3-MI moving average of
-  throughput stays within 10 % of the best fixed throughput.
+* simulator (the default when no scenario is named; ``--sim``): the simulator's named
+  networks plus held-out random networks (:mod:`train.simeval`); every controller runs
+  through its real ``decide()``.
+* testbed (``--scenarios a,b``, ``--scenario NAME[@RATE]`` or ``--testbed``; needs root): for
+  each emulated scenario an experiment is built and run by the experiment runner
+  (:func:`xfer.experiment.run_experiment`): a sweep of fixed stream counts (each run alone)
+  finds the best fixed N, then the policies, ``gd`` and ``bo`` run for the same duration. Per
+  scenario and controller: ``utility_ratio`` (mean utility over the run, Eq. 3 per MI,
+  divided by the best fixed N's mean utility, the highest over the sweep), and
+  ``time_to_optimum_s``, ``mean_throughput_bps``, ``loss_rate`` as defined in
+  :mod:`xfer.metrics` (the same numbers ``xfer experiment`` and ``xfer report`` print). The
+  per-stream cap of a scenario is ``@RATE`` if given, else its ``[meta] stream_rate``.
 
-Prints a rich table and writes JSON (``--json OUT``).
+Prints a rich table; ``--json`` prints JSON instead, ``--json FILE`` also writes it to FILE.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import subprocess
-import tempfile
-import time
+import math
+import statistics
+from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 DEFAULT_POLICIES = ("ppo", "gd", "bo")
-SWEEP = (1, 2, 4, 8, 16, 24, 32, 48, 64)
+"""Simulator mode: the controllers compared when no --policy is given."""
+DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
+"""Testbed mode: fixed stream counts tried on every scenario (dense around paper-fig1's 20)."""
+
+
+# -- simulator ------------------------------------------------------------------------------
 
 
 def _sim(policies: list[str], networks: int, seed: int) -> dict[str, Any]:
@@ -39,67 +48,6 @@ def _sim(policies: list[str], networks: int, seed: int) -> dict[str, Any]:
         n = networks if not spec.startswith("bo") else min(networks, 20)  # BO fits a GP per MI
         out[spec] = evaluate(functools.partial(make_controller, spec, cfg), n, seed)
     return out
-
-
-def _run(tb: Any, dst: str, policy: str, seconds: float, cap: str | None) -> list[dict[str, Any]]:
-    from train.calibrate import _xfer
-
-    argv = _xfer("send", "--mem", "1000G", "--duration", str(seconds), "--policy", policy,
-                 "--json-stream", "-q", "--no-checksum", dst)  # fmt: skip
-    if cap:
-        argv[-1:-1] = ["--stream-rate", cap]
-    res = tb.hosts["sender"].run(argv, timeout=seconds + 60, capture_output=True, text=True)
-    mis = [json.loads(x) for x in res.stdout.splitlines() if x.startswith('{"event": "interval"')]
-    if not mis:
-        raise click.ClickException(
-            f"xfer send --policy {policy} gave no intervals: {res.stderr[-300:]}"
-        )
-    return mis
-
-
-def _tto(thr: np.ndarray, best: float) -> float | None:
-    avg = np.convolve(thr, np.ones(3) / 3, mode="valid")
-    bad = np.flatnonzero(avg < 0.9 * best)
-    if bad.size == 0:
-        return 3.0
-    return float(bad[-1] + 4) if bad[-1] + 1 < avg.size else None
-
-
-def _scenario(spec: str, policies: list[str], seconds: float) -> dict[str, Any]:
-    from testbeds import Testbed, load_scenario
-    from train.calibrate import PORT, _wait_listening, _xfer
-
-    name, _, cap = spec.partition("@")
-    rows: dict[str, Any] = {}
-    with (
-        Testbed(load_scenario(name), name=f"ev{int(time.time()) % 100000}") as tb,
-        tempfile.TemporaryDirectory() as root,
-    ):
-        dst = f"{tb.hosts['receiver'].addr}:{PORT}"
-        recv = tb.hosts["receiver"].popen(
-            _xfer("recv", "--listen", dst, "--root", root, "--insecure", "--no-fsync"),
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        try:
-            _wait_listening(recv)
-            fixed = {n: _run(tb, dst, f"fixed:{n}", seconds, cap or None) for n in SWEEP}
-            mean_u = {n: float(np.mean([m["utility"] for m in mis])) for n, mis in fixed.items()}
-            best_n = max(mean_u, key=lambda n: mean_u[n])
-            best_thr = max(
-                float(np.mean([m["throughput_bps"] for m in mis])) for mis in fixed.values()
-            )
-            for p in policies:
-                mis = _run(tb, dst, p, seconds, cap or None)
-                thr = np.array([m["throughput_bps"] for m in mis])
-                rows[p] = {
-                    "utility_ratio": float(np.mean([m["utility"] for m in mis])) / mean_u[best_n],
-                    "time_to_optimum_s": _tto(thr, best_thr),
-                    "mean_throughput_bps": float(thr.mean()),
-                }
-        finally:
-            recv.terminate()
-            recv.wait(timeout=10)
-    return {"best_fixed_n": best_n, "best_fixed_throughput_bps": best_thr, "policies": rows}
 
 
 def _print_sim(result: dict[str, Any]) -> None:
@@ -128,44 +76,269 @@ def _print_sim(result: dict[str, Any]) -> None:
     Console().print(t)
 
 
+# -- testbed --------------------------------------------------------------------------------
+
+
+def default_scenarios() -> list[str]:
+    """Shipped single-path scenarios with one sender/receiver pair."""
+    from testbeds import list_scenarios, load_scenario
+
+    names = []
+    for name in list_scenarios():
+        scn = load_scenario(name)
+        if len(scn.paths) == 1 and scn.pairs == 1:
+            names.append(name)
+    return names
+
+
+def scenario_experiment(
+    scenario: str,
+    policy: str | tuple[str, ...],
+    duration_s: float,
+    sweep: tuple[int, ...],
+    repetitions: int = 1,
+) -> Any:
+    """The experiment ``xfer evaluate`` runs on one scenario (``NAME[@PER_STREAM_RATE]``)."""
+    from testbeds import load_scenario
+    from testbeds.scenario import parse_rate
+    from xfer.experiment_config import Experiment, SweepSpec
+
+    scenario, _, rate_override = scenario.partition("@")
+    scn = load_scenario(scenario)
+    rate_raw = rate_override or scn.meta.get("stream_rate")
+    rate = parse_rate(rate_raw, f"{scenario} [meta] stream_rate") if rate_raw else None
+    given = (policy,) if isinstance(policy, str) else policy
+    policies = tuple(dict.fromkeys((*given, "gd", "bo")))
+    return Experiment(
+        name=f"evaluate-{scn.name}"[:40],
+        description=f"xfer evaluate: {', '.join(given)} vs best fixed N, gd, bo on {scn.name}",
+        scenario=scenario,
+        policies=policies,
+        repetitions=repetitions,
+        duration_s=duration_s,
+        stream_rate_bps=rate,
+        cc=scn.sysctls.congestion_control,
+        sweep=SweepSpec(tuple(sorted(set(sweep))), duration_s, 1),
+        source=f"xfer evaluate ({scenario})",
+    )
+
+
+def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[str, Any]:
+    """The evaluation entry of one scenario, from the experiment's summary.json."""
+    best = summary.get("best_fixed") or {}
+    controllers = {}
+    for p in policies:
+        s = summary.get("policies", {}).get(p, {})
+        controllers[p] = {
+            "utility_ratio": s.get("utility_ratio"),
+            "mean_utility": s.get("mean_utility"),
+            "time_to_optimum_s": s.get("time_to_optimum_s"),
+            "mean_throughput_bps": s.get("mean_throughput_bps"),
+            "loss_rate": s.get("loss_rate"),
+            "mean_streams": s.get("mean_streams"),
+        }
+    return {"best_fixed": best, "controllers": controllers}
+
+
+def evaluate(
+    policies: tuple[str, ...],
+    scenarios: list[str],
+    duration_s: float,
+    sweep: tuple[int, ...],
+    out_dir: Path,
+    *,
+    repetitions: int = 1,
+    resume: bool = False,
+    echo: Any = lambda s: None,
+) -> dict[str, Any]:
+    """Run the testbed evaluation on every scenario (one at a time); returns the JSON result.
+    The first of ``policies`` is the one evaluated (``utility_ratio_mean``/``_min``)."""
+    from xfer.experiment import run_experiment
+
+    policy = policies[0]
+    result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}
+    per: dict[str, Any] = {}
+    for scn in scenarios:
+        exp = scenario_experiment(scn, policies, duration_s, sweep, repetitions)
+        echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
+        summary = run_experiment(exp, out_dir / scn.replace("@", "-at-"), resume=resume, echo=echo)
+        per[scn] = scenario_rows(summary, exp.policies)
+    result["scenarios"] = per
+    ratios = [
+        r["controllers"][policy]["utility_ratio"]
+        for r in per.values()
+        if r["controllers"][policy]["utility_ratio"] is not None
+    ]
+    result["utility_ratio_mean"] = statistics.fmean(ratios) if ratios else None
+    result["utility_ratio_min"] = min(ratios) if ratios else None
+    return result
+
+
+def _fmt(x: Any, scale: float = 1.0, spec: str = ".3f") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return format(x / scale, spec)
+
+
+def print_table(result: dict[str, Any]) -> None:
+    """The evaluation as a rich table (for people; --json is the contract)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"xfer evaluate: {result['policy']} ({result['duration_s']:g} s runs)")
+    for col in (
+        "scenario",
+        "controller",
+        "utility ratio",
+        "t_opt (s)",
+        "Mbit/s",
+        "loss %",
+        "best N",
+    ):
+        table.add_column(col, justify="left" if col in ("scenario", "controller") else "right")
+    for scn, row in result["scenarios"].items():
+        best = row["best_fixed"]
+        for name, c in row["controllers"].items():
+            table.add_row(
+                scn,
+                name,
+                _fmt(c["utility_ratio"]),
+                _fmt(c["time_to_optimum_s"], spec=".0f"),
+                _fmt(c["mean_throughput_bps"], 1e6, ".0f"),
+                _fmt(c["loss_rate"], 0.01, ".3f"),
+                str(best.get("streams", "-")),
+            )
+    Console(stderr=False).print(table)
+    mean = result.get("utility_ratio_mean")
+    if mean is not None:
+        click.echo(
+            f"{result['policy']}: utility ratio mean {mean:.3f}, min {result['utility_ratio_min']:.3f}"
+        )
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of integers") from None
+    if not values or min(values) < 1:
+        raise click.BadParameter("stream counts must be integers >= 1")
+    return values
+
+
+def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep: tuple[int, ...],
+             repetitions: int, out: Path, resume: bool) -> dict[str, Any]:  # fmt: skip
+    from policy.base import ControllerConfig, make_controller
+    from testbeds import ScenarioError, load_scenario
+
+    for spec in policies:
+        try:
+            make_controller(spec, ControllerConfig())
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--policy") from None
+    names = names or default_scenarios()
+    try:
+        for name in names:
+            load_scenario(name.partition("@")[0])
+    except ScenarioError as exc:
+        raise click.BadParameter(str(exc), param_hint="--scenarios") from None
+
+    def echo(s: str) -> None:
+        click.echo(s, err=True)
+
+    result = evaluate(policies, names, duration, sweep, out,
+                      repetitions=repetitions, resume=resume, echo=echo)  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "evaluate.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
 @click.command("evaluate")
 @click.option(
     "--policy",
     "policies",
     multiple=True,
-    help="Controller spec (repeatable) [default: ppo, gd, bo].",
+    help="Controller spec, e.g. ppo or ppo:CKPT (repeatable; the first is the one evaluated) [default: ppo; simulator: ppo, gd, bo].",
 )
 @click.option(
-    "--sim/--testbed", default=True, show_default=True, help="Simulator or emulated testbed."
+    "--sim/--testbed",
+    default=None,
+    help="Simulator, or emulated testbed scenarios [default: testbed when scenarios are named].",
+)
+@click.option(
+    "--scenarios",
+    help="Comma-separated testbed scenarios NAME[@PER_STREAM_RATE] [default with --testbed: the single-path, single-pair ones].",
 )
 @click.option(
     "--scenario",
-    "scenarios",
+    "scenario_list",
     multiple=True,
-    help="Testbed scenario NAME[@PER_STREAM_RATE] (repeatable).",
+    help="One testbed scenario NAME[@PER_STREAM_RATE] (repeatable).",
 )
 @click.option(
-    "--networks", default=100, show_default=True, help="Held-out random simulated networks."
+    "--duration", default=30.0, show_default=True, help="Testbed: seconds per run (sweep runs too)."
 )
-@click.option("--seed", default=1_000_003, show_default=True, help="Seed of the held-out networks.")
-@click.option("--duration", default=60.0, show_default=True, help="Testbed: seconds per transfer.")
 @click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False), help="Write the result as JSON."
+    "--sweep",
+    "sweep_text",
+    default=",".join(map(str, DEFAULT_SWEEP)),
+    show_default=True,
+    help="Testbed: fixed stream counts to sweep.",
 )
-def evaluate_cmd(
-    policies: tuple[str, ...], sim: bool, scenarios: tuple[str, ...], networks: int,
-    seed: int, duration: float, json_out: str | None,
-) -> None:  # fmt: skip
-    """Evaluate policies against the best fixed stream count (and each other)."""
-    pols = list(policies or DEFAULT_POLICIES)
-    if sim and not scenarios:
-        result = _sim(pols, networks, seed)
-        _print_sim(result)
+@click.option(
+    "--repetitions",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Testbed: runs per controller.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="runs/evaluate",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Testbed: run logs, figures and summary per scenario, evaluate.json.",
+)
+@click.option("--resume", is_flag=True, help="Testbed: keep runs that already finished in --out.")
+@click.option(
+    "--networks", default=100, show_default=True, help="Simulator: held-out random networks."
+)
+@click.option(
+    "--seed", default=1_000_003, show_default=True, help="Simulator: seed of the held-out networks."
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="Print the result as JSON instead of a table; with FILE, also write it there.",
+)
+def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
+                 scenario_list: tuple[str, ...], duration: float, sweep_text: str,
+                 repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
+                 json_out: str | None) -> None:  # fmt: skip
+    """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
+    simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
+    names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
+    if sim is None:
+        sim = not names
+    if sim:
+        if names:
+            raise click.UsageError("--sim takes no scenarios (use --testbed)")
+        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed)
+        if json_out is None:
+            _print_sim(result)
     else:
-        if not scenarios:
-            raise click.UsageError("--testbed needs at least one --scenario")
-        result = {s: _scenario(s, pols, duration) for s in scenarios}
-        click.echo(json.dumps(result, indent=2))
-    if json_out:
-        with open(json_out, "w") as f:
-            json.dump(result, f, indent=2)
+        sweep = _ints(sweep_text)
+        result = _testbed(policies or ("ppo",), names, duration, sweep, repetitions,
+                          Path(out_dir), resume)  # fmt: skip
+        if json_out is None:
+            print_table(result)
+    if json_out is not None:
+        text = json.dumps(result, indent=1)
+        click.echo(text)
+        if json_out != "-":
+            Path(json_out).write_text(text)
