@@ -87,6 +87,7 @@ class ErrorCode(enum.StrEnum):
     LIMIT = "limit"
     INTERNAL = "internal"
     VERIFY = "verify"
+    TIMEOUT = "timeout"
 
 
 # --------------------------------------------------------------------------- control frames

@@ -28,7 +28,6 @@ from xfer.manifest import Entry, entry_from_wire
 from xfer.protocol import (
     BLOCK_HEADER,
     DATA_OK,
-    MAX_BLOCK,
     VERSION,
     BlockKind,
     ErrorCode,
@@ -47,7 +46,6 @@ from xfer.transport import listen_any
 
 log = logging.getLogger("xfer.receiver")
 
-ERROR_TIMEOUT = "timeout"
 """ERROR code for a session ended because its sender went silent (exit code 3, resumable).
 (Not in protocol.ErrorCode yet; codes are plain strings on the wire.)"""
 
@@ -72,6 +70,9 @@ class ReceiverConfig:
     """Concurrent sessions; more are refused with a clear error."""
     max_streams: int = 256
     """Data connections per session."""
+    max_block: int = 16 << 20
+    """Largest block accepted, advertised in READY (senders use no larger blocks). Receive
+    memory per session is bounded by ``max_streams * max_block``."""
     max_files: int = 2_000_000
     """Entries per manifest."""
     max_open_files: int = 128
@@ -284,7 +285,9 @@ class Receiver:
     async def _control(self, ch: Channel, hello: dict[str, Any]) -> None:
         cfg = self.config
         if len(self.sessions) >= cfg.max_sessions:
-            await self._send_error(ch, ErrorCode.LIMIT, f"receiver busy: {cfg.max_sessions} sessions")
+            await self._send_error(
+                ch, ErrorCode.LIMIT, f"receiver busy: {cfg.max_sessions} sessions"
+            )
             return
         s = Session(id=secrets.token_hex(16), secret=secrets.token_bytes(32))
         s.machine.on(Msg.HELLO)
@@ -323,7 +326,9 @@ class Receiver:
     async def _run_session(self, ch: Channel, s: Session, hello: dict[str, Any]) -> None:
         cfg = self.config
         if need(hello, "version", int, Msg.HELLO) != VERSION:
-            raise RemoteError(ErrorCode.PROTOCOL, f"protocol version {hello['version']} != {VERSION}")
+            raise RemoteError(
+                ErrorCode.PROTOCOL, f"protocol version {hello['version']} != {VERSION}"
+            )
         cnonce = need(hello, "nonce", str, Msg.HELLO)[:128]
         snonce = secrets.token_hex(16)
         await ch.send(Msg.CHALLENGE, {"nonce": snonce, "auth_required": cfg.token is not None})
@@ -333,7 +338,9 @@ class Receiver:
             return
         welcome: dict[str, Any] = {"session": s.id}
         if cfg.token is not None:
-            if not check_proof(proof(cfg.token, b"xfer-client", snonce, cnonce), auth.body.get("proof")):
+            if not check_proof(
+                proof(cfg.token, b"xfer-client", snonce, cnonce), auth.body.get("proof")
+            ):
                 raise RemoteError(ErrorCode.AUTH, "authentication failed: wrong or missing token")
             s.secret = data_secret(cfg.token, snonce, cnonce)
             welcome["proof"] = proof(cfg.token, b"xfer-server", snonce, cnonce)
@@ -363,9 +370,10 @@ class Receiver:
                     raise RemoteError(ErrorCode.LIMIT, f"manifest exceeds {cfg.max_files} entries")
                 s.entries.append(e)
         if s.mode == "mem":
-            await ch.send(Msg.READY, {"have": {}, "done": []})
+            await ch.send(Msg.READY, {"have": {}, "done": [], "max_block": cfg.max_block})
         else:
-            await ch.send(Msg.READY, await asyncio.to_thread(self._prepare, s))
+            ready = await asyncio.to_thread(self._prepare, s)
+            await ch.send(Msg.READY, {**ready, "max_block": cfg.max_block})
             frame = await ch.recv(cfg.stall_timeout)
             if frame.msg is not Msg.KEEP:
                 raise ProtocolError(f"expected KEEP after READY, got {frame.msg.name}")
@@ -409,11 +417,16 @@ class Receiver:
         with self._busy_lock:  # check and claim at once: two sessions never write one path
             busy = paths & self._busy_paths
             if busy:
-                raise RemoteError(ErrorCode.LIMIT, f"{sorted(busy)[0]!r} is being written by "
-                                  "another session; re-run once it has ended")
+                raise RemoteError(
+                    ErrorCode.LIMIT,
+                    f"{sorted(busy)[0]!r} is being written by "
+                    "another session; re-run once it has ended",
+                )
             self._busy_paths |= paths
             s.claimed = paths
-        s.store = Store(self.config.root, fsync=self.config.fsync, max_open=self.config.max_open_files)
+        s.store = Store(
+            self.config.root, fsync=self.config.fsync, max_open=self.config.max_open_files
+        )
         s.store.check_paths(s.entries)
         s.book = Book(s.entries)
         have: dict[str, list[list[int]]] = {}
@@ -445,10 +458,14 @@ class Receiver:
                 if s.data_socks:
                     idle_since = now
                 elif now - idle_since > self.config.stall_timeout and not done:
-                    raise RemoteError(ERROR_TIMEOUT, (
-                        f"no data connection and no control message for "
-                        f"{self.config.stall_timeout:g} s: the sender is gone; session ended, "
-                        "verified data kept (re-run to resume)"))
+                    raise RemoteError(
+                        ErrorCode.TIMEOUT,
+                        (
+                            f"no data connection and no control message for "
+                            f"{self.config.stall_timeout:g} s: the sender is gone; session ended, "
+                            "verified data kept (re-run to resume)"
+                        ),
+                    )
                 if time.monotonic() - last_sync >= self.config.sync_interval and s.store:
                     await asyncio.to_thread(s.store.sync)
                     last_sync = time.monotonic()
@@ -482,16 +499,19 @@ class Receiver:
         await self._flush_acks(ch, s)
         book = s.book
         missing = [e.path for e in book.unfinished()] if book else []
-        await ch.send(Msg.SUMMARY, {
-            "bytes_received": s.bytes_received,
-            "bytes_verified": book.bytes_verified if book else s.bytes_received,
-            "dup_bytes": book.dup_bytes if book else 0,
-            "blocks_bad": s.blocks_bad,
-            "streams_seen": s.streams_seen,
-            "files_missing": missing[:100],
-            "files_missing_count": len(missing),
-            "seconds": time.monotonic() - s.started,
-        })
+        await ch.send(
+            Msg.SUMMARY,
+            {
+                "bytes_received": s.bytes_received,
+                "bytes_verified": book.bytes_verified if book else s.bytes_received,
+                "dup_bytes": book.dup_bytes if book else 0,
+                "blocks_bad": s.blocks_bad,
+                "streams_seen": s.streams_seen,
+                "files_missing": missing[:100],
+                "files_missing_count": len(missing),
+                "seconds": time.monotonic() - s.started,
+            },
+        )
 
     def _abort(self, s: Session) -> None:
         """End a session: stop its streams and make what was verified durable (resumable).
@@ -515,14 +535,21 @@ class Receiver:
         stream = need(body, "stream", int, Msg.DATA_HELLO)
         nonce = need(body, "nonce", str, Msg.DATA_HELLO)[:128]
         s = self.sessions.get(sid)
-        if s is None or not check_proof(proof(s.secret, b"xfer-stream", sid, str(stream), nonce),
-                                        body.get("proof")):
-            await self._send_error(ch, ErrorCode.AUTH, "data connection not bound to a live session")
+        if s is None or not check_proof(
+            proof(s.secret, b"xfer-stream", sid, str(stream), nonce), body.get("proof")
+        ):
+            await self._send_error(
+                ch, ErrorCode.AUTH, "data connection not bound to a live session"
+            )
             return
         if not s.ready:  # the sender opens streams right after KEEP: wait for us to apply it
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(s.ready_event.wait(), self.config.handshake_timeout)
-        if not s.ready or s.machine.state is not State.ACTIVE or len(s.data_socks) >= self.config.max_streams:
+        if (
+            not s.ready
+            or s.machine.state is not State.ACTIVE
+            or len(s.data_socks) >= self.config.max_streams
+        ):
             await self._send_error(ch, ErrorCode.LIMIT, "session not active or too many streams")
             return
         if ch.decoder.pending:
@@ -533,8 +560,12 @@ class Receiver:
         with s.lock:
             s.data_socks.add(sock)
             s.streams_seen += 1
-        t = threading.Thread(target=self._data_thread, args=(s, sock), daemon=True,
-                             name=f"xfer-rx-{sid[:6]}-{stream}")
+        t = threading.Thread(
+            target=self._data_thread,
+            args=(s, sock),
+            daemon=True,
+            name=f"xfer-rx-{sid[:6]}-{stream}",
+        )
         t.start()
 
     def _data_thread(self, s: Session, sock: socket.socket) -> None:
@@ -547,8 +578,13 @@ class Receiver:
                 h = decode_block_header(hdr)
                 if h.kind is BlockKind.END:
                     break
+                if h.length > self.config.max_block:
+                    raise ProtocolError(
+                        f"block of {h.length} bytes exceeds this receiver's "
+                        f"max_block {self.config.max_block}"
+                    )
                 if len(buf) < h.length:
-                    buf = bytearray(min(MAX_BLOCK, max(h.length, 2 * len(buf))))
+                    buf = bytearray(min(self.config.max_block, max(h.length, 2 * len(buf))))
                 self._block(s, sock, h, memoryview(buf)[: h.length])
         except ProtocolError as exc:
             s.fail(ErrorCode.PROTOCOL, f"protocol error on a data connection: {exc}")

@@ -139,7 +139,7 @@ class MemSource:
     sent with its header in one ``sendmsg``; the digest is computed once per block length.
     One instance is shared by every stream (read-only once built)."""
 
-    def __init__(self, block_size: int) -> None:
+    def __init__(self) -> None:
         self.chunk = memoryview(os.urandom(MEM_CHUNK))
         self._digest: dict[int, int] = {}
 
@@ -460,7 +460,7 @@ class Sender:
             keep = {str(k): [list(r) for r in v] for k, v in self.kept.items()}
             await ch.send(Msg.KEEP, {"have": keep})
         entries = self.catalog.entries
-        mem = MemSource(cfg.block_size) if cfg.mem else None  # one pattern shared by all streams
+        mem = MemSource() if cfg.mem else None  # one chunk shared by all streams
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         self.pool = StreamPool(
             cfg,
@@ -475,8 +475,12 @@ class Sender:
     def _scheduler(self, ready: dict[str, Any]) -> BlockScheduler:
         """Skip what the receiver already has, after checking its hashes against ours."""
         cfg = self.cfg
+        limit = ready.get("max_block")
+        block = (
+            min(cfg.block_size, limit) if isinstance(limit, int) and limit > 0 else cfg.block_size
+        )
         if cfg.mem:
-            return BlockScheduler(mem_blocks(cfg.mem_size, cfg.block_size))
+            return BlockScheduler(mem_blocks(cfg.mem_size, block))
         entries = self.catalog.entries
         for fid in ready.get("done", []):
             if isinstance(fid, int) and 0 <= fid < len(entries):
@@ -493,7 +497,7 @@ class Sender:
             have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
         self.kept = have
         return BlockScheduler(
-            file_blocks([e for e in entries if e.id not in self.files_done], cfg.block_size, have)
+            file_blocks([e for e in entries if e.id not in self.files_done], block, have)
         )
 
     def _matching(self, e: Entry, ranges: list[list[int]]) -> list[tuple[int, int]]:

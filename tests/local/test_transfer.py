@@ -126,3 +126,12 @@ def test_file_over_4_gib(tmp_path, receiver) -> None:
     with open(out, "rb") as f:
         f.seek((4 << 30) - 2)
         assert f.read(6) == b"across"
+
+
+def test_sender_clamps_its_blocks_to_the_receivers_max_block(tmp_path) -> None:
+    src = tmp_path / "f.bin"
+    src.write_bytes(os.urandom(5 << 20))
+    with xfer.Receiver(root=str(tmp_path / "dst"), fsync=False, max_block=1 << 20) as rx:
+        s = xfer.send([str(src)], rx.address, streams=2, block_size=8 << 20)
+    assert s["exit_code"] == 0 and s["verified"], s
+    assert (tmp_path / "dst" / "f.bin").read_bytes() == src.read_bytes()
