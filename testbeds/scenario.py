@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xfer import units
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "testbeds"
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
 ACTIONS = ("set_rate", "path_down", "path_up", "start_background", "stop_background")
@@ -160,38 +162,23 @@ class Scenario:
         return names
 
 
-_RATE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(?:bit|bps|b)?(?:/s)?\s*$", re.I)
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmg]?)(i?)b?\s*$", re.I)
 _BDP_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*bdp\s*$", re.I)
-_PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
 def parse_rate(value: Any, where: str) -> float:
     """'1gbit', '500Mbit/s', '2.5G' or a number of bit/s -> bit/s."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        rate = float(value)
-    elif isinstance(value, str) and (m := _RATE_RE.match(value)):
-        rate = float(m.group(1)) * _PREFIX[m.group(2).lower()]
-    else:
-        raise ScenarioError(f"{where}: cannot read rate {value!r} (use e.g. '1gbit', '500mbit')")
-    if rate <= 0:
-        raise ScenarioError(f"{where}: rate must be positive, got {value!r}")
-    return rate
+    try:
+        return units.parse_rate(value)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
 
 
 def parse_size(value: Any, where: str) -> int:
     """'4MB', '256KiB' or a number of bytes -> bytes."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        size = value
-    elif isinstance(value, str) and (m := _SIZE_RE.match(value)):
-        base = 1024 if m.group(3) else 1000
-        power = {"": 0, "k": 1, "m": 2, "g": 3}[m.group(2).lower()]
-        size = int(float(m.group(1)) * base**power)
-    else:
-        raise ScenarioError(f"{where}: cannot read size {value!r} (use e.g. '4MB', 262144)")
-    if size <= 0:
-        raise ScenarioError(f"{where}: size must be positive, got {value!r}")
-    return size
+    try:
+        return units.parse_size(value)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
 
 
 class _Table:

@@ -4,31 +4,14 @@ options and the library API map onto."""
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
+
+from xfer.units import parse_rate, parse_size
+
+__all__ = ["DEFAULT_POLICY", "SenderConfig", "parse_rate", "parse_size"]
 
 DEFAULT_POLICY = "fixed:4"
 """The controller used when neither --streams nor --policy is given (becomes "ppo" when trained weights ship)."""
-
-_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BIN = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
-
-
-def parse_size(text: str) -> int:
-    """``4G``, ``512MiB``, ``100k``, ``1000`` -> bytes (decimal units; ``Ki``/``Mi``/``Gi`` binary)."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]i?)?b?\s*", text.lower())
-    if not m:
-        raise ValueError(f"not a size: {text!r} (try 4G, 512MiB, 100k)")
-    unit = m.group(2) or ""
-    return int(float(m.group(1)) * (_BIN.get(unit) or _UNITS[unit]))
-
-
-def parse_rate(text: str) -> float:
-    """``50Mbit``, ``1Gbit``, ``10Mbps``, ``500k`` -> bits per second."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(bit|bps|b/s)?\s*", text.lower())
-    if not m:
-        raise ValueError(f"not a rate: {text!r} (try 50Mbit, 1Gbit)")
-    return float(m.group(1)) * _UNITS[m.group(2)]
 
 
 @dataclass(frozen=True, slots=True)
