@@ -81,3 +81,25 @@ def test_tiny_training_run_gives_a_loadable_deterministic_policy(tmp_path: Path,
             seq.append(n)
         seqs.append(seq)
     assert seqs[0] == seqs[1]
+
+
+def test_teacher_moves_towards_the_best_fixed_n_and_warm_start_runs(tmp_path: Path) -> None:
+    from train.bc import pretrain, teacher_action
+
+    acts = teacher_action(np.array([2.0, 17.0, 19.0, 20.0, 40.0]), np.full(5, 19.0))
+    assert acts.tolist() == [0, 1, 2, 3, 4]  # +5, +1, 0, -1, -5
+    base = TrainConfig()
+    cfg = replace(base, model=ModelConfig(hidden=(32,)), ppo=replace(base.ppo, seed=2))
+    meta = pretrain(cfg, tmp_path / "ws.pt", rounds=2, steps=60, envs=4, echo=lambda s: None)
+    assert meta["samples"] == 2 * 20 * 4
+    c = make_controller(f"ppo:{tmp_path / 'ws.pt'}", ControllerConfig())
+    assert 1 <= c.decide(_signal()) <= 64
+
+
+def _signal():  # type: ignore[no-untyped-def]
+    from policy.signals import SignalVector
+
+    return SignalVector(
+        t=1.0, mi_s=1.0, streams=2, throughput_bps=1e8, goodput_bps=1e8, loss_rate=0.0,
+        rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
+    )  # fmt: skip
