@@ -41,9 +41,14 @@ def test_vec_env_auto_resets_and_rewards_the_optimum() -> None:
 def test_configs_load_and_reject_unknown_keys(tmp_path: Path) -> None:
     for name in ("default", "paper", "transformer"):
         cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
-        assert cfg.ppo.learning_rate == 5e-5 and cfg.ppo.n_epochs == 30
-        assert cfg.ppo.batch_size == 1000 and cfg.ppo.clip_range == 0.3
-    assert load_config(ROOT / "configs/train/paper.toml").ppo.gamma == 1.0
+        assert cfg.ppo.n_epochs == 30 and cfg.ppo.batch_size == 1000 and cfg.ppo.clip_range == 0.3
+        assert (
+            cfg.ppo.clip_range_vf == 10.0 and cfg.ppo.target_kl == 0.01 and cfg.ppo.ent_coef == 0.01
+        )
+    paper = load_config(ROOT / "configs/train/paper.toml")
+    assert (
+        paper.ppo.gamma == 1.0 and paper.ppo.learning_rate == 5e-5 and paper.env.reward == "paper"
+    )
     assert load_config(ROOT / "configs/train/transformer.toml").model.kind == "transformer"
     bad = tmp_path / "bad.toml"
     bad.write_text("[ppo]\nlearning_rat = 1e-3\n")
