@@ -77,6 +77,9 @@ class SimVecEnv:
     observation of those environments and ``obs`` already holds their new first one.
     """
 
+    render_mode: str | None = None
+    """Gymnasium attribute (no rendering); SB3 asks for it."""
+
     def __init__(self, n_envs: int, cfg: EnvConfig | None = None, seed: int | None = None) -> None:
         self.cfg = cfg or EnvConfig()
         self.n_envs = n_envs
