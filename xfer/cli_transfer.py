@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -324,19 +325,21 @@ def _print_summary(s: dict[str, Any]) -> None:
     "--size", default="2GiB", show_default=True, help="Approximate size of the generated dataset."
 )
 @click.option("--policy", default=None, help=f"Stream controller [default: {DEFAULT_POLICY}].")
+@click.option("--keep", is_flag=True, help="Keep the dataset and the received copy.")
 @click.option(
     "--workdir",
     type=click.Path(file_okay=False),
     help="Where to put the dataset and the received copy.",
 )
-def demo_cmd(size: str, policy: str | None, workdir: str | None) -> None:
+def demo_cmd(size: str, policy: str | None, keep: bool, workdir: str | None) -> None:
     """Generate a dataset (large, small and empty files, nested and empty directories), start
     `xfer recv` on this host, send the dataset to it with live progress, and compare."""
     from xfer.dataset import generate, trees_equal
 
-    work = workdir or tempfile.mkdtemp(prefix="xfer-demo-")
+    nbytes = parse_size(size)
+    work = workdir or tempfile.mkdtemp(prefix="xfer-demo-", dir=_scratch(3 * nbytes))
     src, dst = os.path.join(work, "src", "dataset"), os.path.join(work, "dst")
-    n = generate(src, parse_size(size))
+    n = generate(src, nbytes)
     click.echo(f"xfer demo: generated {n} files in {src}", err=True)
     rx = subprocess.Popen(
         [
@@ -366,11 +369,24 @@ def demo_cmd(size: str, policy: str | None, workdir: str | None) -> None:
         same = trees_equal(src, os.path.join(dst, "dataset"))
         click.echo(
             f"xfer demo: {'identical' if same else 'DIFFERENT'} trees after "
-            f"{time.monotonic() - t:.1f} s ({work})",
+            f"{time.monotonic() - t:.1f} s ({work}{'' if keep or workdir else ', removed'})",
             err=True,
         )
     finally:
-        rx.wait(10) if rx.poll() is None else None
         if rx.poll() is None:
-            rx.terminate()
+            try:
+                rx.wait(10)
+            except subprocess.TimeoutExpired:
+                rx.terminate()
+        if not keep and not workdir:
+            shutil.rmtree(work, ignore_errors=True)
     sys.exit(summary["exit_code"] or (0 if same else int(Exit.INCOMPLETE)))
+
+
+def _scratch(need: int) -> str | None:
+    """tmpfs when it has room (the demo shows the network engine, not this host's disk)."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if st.f_bavail * st.f_frsize > need else None

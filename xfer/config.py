@@ -10,8 +10,8 @@ from xfer.units import parse_rate, parse_size
 
 __all__ = ["DEFAULT_POLICY", "SenderConfig", "parse_rate", "parse_size"]
 
-DEFAULT_POLICY = "fixed:4"
-"""The controller used when neither --streams nor --policy is given (becomes "ppo" when trained weights ship)."""
+DEFAULT_POLICY = "ppo"
+"""The controller used when neither --streams nor --policy is given: the shipped PPO policy."""
 
 
 @dataclass(frozen=True, slots=True)
