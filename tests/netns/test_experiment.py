@@ -99,7 +99,7 @@ def test_fig1_figures_and_summary(fig1: tuple[Path, dict[str, Any], str]) -> Non
 
 def test_fairness_k_completion_times(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    _run(["experiment", "fairness-k", "--duration", "12", "--policies", "gd", "--out", str(out)],
+    _run(["experiment", "fairness-k", "--duration", "10", "--policies", "gd", "--out", str(out)],
          timeout=120)  # fmt: skip
     summary = json.loads((out / "summary.json").read_text())
     assert summary["transfers"] == 3 and summary["failed_transfers"] == 0, summary["failures"]
