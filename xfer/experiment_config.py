@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xfer import units
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "experiments"
 DATA_KINDS = ("mem", "tree")
 RECEIVER_MODES = ("paired", "shared")
@@ -156,10 +158,7 @@ class Experiment:
 
 # -- parsing --------------------------------------------------------------------------------
 
-_RATE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(?:bit|bps|b)?(?:/s)?\s*$", re.I)
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?)b?\s*$", re.I)
 _POLICY_RE = re.compile(r"^[a-z][a-z0-9_]*(:.*)?$")
-_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
 class _Table:
@@ -196,21 +195,17 @@ class _Table:
 
 
 def _rate(value: Any, where: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    if isinstance(value, str) and (m := _RATE_RE.match(value)) and float(m.group(1)) > 0:
-        return float(m.group(1)) * _PREFIX[m.group(2).lower()]
-    raise ExperimentError(f"{where}: cannot read rate {value!r} (use e.g. '50Mbit', '1Gbit')")
+    try:
+        return units.parse_rate(value)
+    except ValueError as exc:
+        raise ExperimentError(f"{where}: {exc}") from None
 
 
 def _size(value: Any, where: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    if isinstance(value, str) and (m := _SIZE_RE.match(value)) and float(m.group(1)) > 0:
-        base = 1024 if m.group(3) else 1000
-        power = "kmgt".index(m.group(2).lower()) + 1 if m.group(2) else 0
-        return int(float(m.group(1)) * base**power)
-    raise ExperimentError(f"{where}: cannot read size {value!r} (use e.g. '2GB', '512MiB')")
+    try:
+        return units.parse_size(value)
+    except ValueError as exc:
+        raise ExperimentError(f"{where}: {exc}") from None
 
 
 def _check_policy(spec: str, where: str) -> str:

@@ -194,19 +194,10 @@ def summarize(exp: Experiment, results: Sequence[TransferResult]) -> dict[str, A
         "failed_transfers": len(failures),
         "failures": failures,
     }
-    cleaned: dict[str, Any] = _clean(doc)
+    from xfer.report import strict_json
+
+    cleaned: dict[str, Any] = strict_json(doc)
     return cleaned
-
-
-def _clean(x: Any) -> Any:
-    """NaN -> None, recursively, so that summary.json is strict JSON."""
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x
 
 
 def write_figures(exp: Experiment, results: Sequence[TransferResult], out_dir: Path) -> list[Path]:

@@ -185,14 +185,14 @@ def make_figures(
     return paths
 
 
-def _clean(x: Any) -> Any:
+def strict_json(x: Any) -> Any:
     """NaN -> None, recursively, so the output is strict JSON."""
     if isinstance(x, float) and math.isnan(x):
         return None
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: strict_json(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
+        return [strict_json(v) for v in x]
     return x
 
 
@@ -284,7 +284,7 @@ def report_cmd(
     figures = make_figures(loaded, summaries, Path(out_dir), capacity_bps)
     if as_json:
         doc = {"scenarios": [s.to_dict() for s in summaries], "figures": [str(p) for p in figures]}
-        click.echo(json.dumps(_clean(doc), indent=2))
+        click.echo(json.dumps(strict_json(doc), indent=2))
         return
     print_summary(summaries)
     click.echo("figures:\n" + "\n".join(f"  {p}" for p in figures))
