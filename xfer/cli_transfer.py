@@ -156,9 +156,9 @@ def recv_cmd(
 @click.option("--no-checksum", is_flag=True, help="Do not checksum blocks (benchmarks only).")
 @click.option(
     "--redundancy/--no-redundancy",
-    default=True,
+    default=False,
     show_default=True,
-    help="Re-send blocks stuck on a slow or failed path on another stream.",
+    help="Re-send the blocks of a stalled stream on the other streams (EdAR-style hedging).",
 )
 @click.option(
     "--token-file",
