@@ -27,18 +27,10 @@ from typing import Any
 import numpy as np
 
 from train.sim import CC_NAMES, fixed_params, steady
+from xfer.units import parse_rate
 
 PORT = 5771
 TOLERANCE = 0.15
-
-
-def parse_rate(s: str) -> float:
-    """``50Mbit`` / ``1gbit`` / ``2e6`` -> bits per second."""
-    units = {"k": 1e3, "m": 1e6, "g": 1e9}
-    t = s.strip().lower().removesuffix("bit").removesuffix("bps")
-    if t and t[-1] in units:
-        return float(t[:-1]) * units[t[-1]]
-    return float(t)
 
 
 def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:

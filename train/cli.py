@@ -49,9 +49,21 @@ import click
     help="Continue training (in simulation) from this checkpoint's weights.",
 )
 @click.option("--live", default=None, help="Testbed scenario for live fine-tuning.")
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the environments as Ray workers: a cluster address (auto, ray://host:10001), "
+    "or --ray alone for an embedded local Ray.",
+)
+@click.option("--ray-workers", default=2, show_default=True, help="Environment actors with --ray.")
 def train_cmd(
     config: str | None, out_dir: str, seed: int | None, timesteps: int | None,
     do_eval: bool, finetune: str | None, save_every: int, init: str | None, live: str | None,
+    ray_address: str | None, ray_workers: int,
 ) -> None:  # fmt: skip
     """Train the PPO stream policy on the simulator (CONFIG: configs/train/*.toml)."""
     if finetune or live:
@@ -85,7 +97,13 @@ def train_cmd(
         )
         click.echo(f"warm start done in {ws['wall_seconds']} s wall, {ws['cpu_seconds']} s CPU")
         init = str(out / "warm_start.pt")
-    _, meta = train(cfg, out, echo=click.echo, save_every=save_every, init=init)
+    if ray_address is not None:
+        from train.ray_scale import RayConfig, train_on_ray
+
+        rc = RayConfig(address=None if ray_address == "local" else ray_address, workers=ray_workers)
+        _, meta = train_on_ray(cfg, out, rc, echo=click.echo, save_every=save_every, init=init)
+    else:
+        _, meta = train(cfg, out, echo=click.echo, save_every=save_every, init=init)
     click.echo(
         f"trained in {meta['train_seconds']} s wall, {meta['train_cpu_seconds']} s CPU; checkpoint {out / 'policy.pt'}"
     )

@@ -97,3 +97,26 @@ def test_distributed_training_makes_a_ppo_checkpoint(local_ray, tmp_path: Path) 
         rtt_ratio=1.0,
     )
     assert 1 <= ctrl.decide(sig) <= 64
+
+
+def test_xfer_train_ray_flag_trains_a_loadable_checkpoint(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from policy import make_controller
+    from train.cli import train_cmd
+
+    out = tmp_path / "run"
+    args = [
+        "configs/train/paper.toml",
+        "--out",
+        str(out),
+        "--timesteps",
+        "2000",
+        "--no-eval",
+        "--ray",
+        "--ray-workers",
+        "2",
+    ]
+    result = CliRunner().invoke(train_cmd, args)
+    assert result.exit_code == 0, result.output
+    assert make_controller(f"ppo:{out / 'policy.pt'}").initial() >= 1
