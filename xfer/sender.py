@@ -351,10 +351,9 @@ class Sender:
         self.catalog: ScanResult = ScanResult([], [])
         self.files_done: set[int] = set()
         self.bytes_skipped = 0
-        self.changed: list[str] = []
-        """Files the receiver verified whose source changed during the run."""
-        self.changed_ids: set[int] = set()
-        """Their ids: settled (reported, not verified), so the run can end."""
+        self.changed: set[int] = set()
+        """Ids of files the receiver verified whose source changed during the run: settled
+        (reported, not verified), so the run can end. Disjoint from ``files_done``."""
         self.verify_failures: dict[tuple[int, int], int] = {}
         self.error: XferError | None = None
         self.started = time.monotonic()
@@ -570,8 +569,8 @@ class Sender:
                 return False
         if self.cfg.mem:
             return True
-        done, changed = self.files_done, self.changed_ids
-        return all(e.id in done or e.id in changed for e in self.catalog.entries)
+        # every entry is settled once, into one of two disjoint sets (see _file_done)
+        return len(self.files_done) + len(self.changed) >= len(self.catalog.entries)
 
     def _check_pool(self) -> None:
         pool = self.pool
@@ -646,6 +645,8 @@ class Sender:
     def _file_done(self, e: Entry) -> None:
         """The receiver verified ``e`` against what we read; make sure we read one version of
         it: a source changed since the scan may have been sent as a mix of two versions."""
+        if e.id in self.files_done or e.id in self.changed:
+            return  # settled already (a repeated FILE_DONE)
         try:
             st = os.stat(e.source)
             same = st.st_size == e.size and st.st_mtime_ns == e.mtime_ns
@@ -654,8 +655,7 @@ class Sender:
         if same:
             self.files_done.add(e.id)
         else:
-            self.changed.append(e.path)
-            self.changed_ids.add(e.id)
+            self.changed.add(e.id)
 
     def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
         n = self.verify_failures.get((fid, off), 0) + 1
@@ -676,9 +676,10 @@ class Sender:
         missing = [e.path for e in files if e.id not in self.files_done]
         error = str(self.error) if self.error else None
         if self.changed and not error:
+            changed = [self.catalog.entries[i].path for i in sorted(self.changed)]
             error = (
-                f"{len(self.changed)} file(s) changed while being sent (re-run to send "
-                f"them whole): {', '.join(self.changed[:5])}"
+                f"{len(changed)} file(s) changed while being sent (re-run to send "
+                f"them whole): {', '.join(changed[:5])}"
             )
         elif missing and not error:
             error = f"{len(missing)} file(s) not verified"

@@ -31,8 +31,6 @@ class State(enum.Enum):
     FAILED = "failed"  # terminal: an ERROR was sent or received
 
 
-TERMINAL = frozenset({State.CLOSED, State.FAILED})
-
 RECEIVER_TABLE: dict[tuple[State, Msg], State] = {
     (State.HELLO, Msg.HELLO): State.AUTH,
     (State.AUTH, Msg.AUTH): State.OPEN,
