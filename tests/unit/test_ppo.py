@@ -109,7 +109,7 @@ def test_bad_checkpoints_say_what_is_wrong(tmp_path: Path) -> None:
 def test_shipped_default_loads_and_is_small() -> None:
     assert DEFAULT_CHECKPOINT.stat().st_size < 5 * 1024 * 1024
     c = make_controller("ppo", ControllerConfig())
-    n = c.initial()
-    for t in range(5):
+    n = start = c.initial()
+    for t in range(5):  # every stream adds 50 Mbit/s, no loss: the policy must ramp fast
         n = c.decide(_sv(t + 1.0, n, thr=5e7 * n))
-    assert 1 <= n <= 64
+    assert start + 10 <= n <= 64  # more than +1 per MI: the +5 action is in use
