@@ -1,0 +1,90 @@
+"""``xfer send --policy stdin`` steered by a driver over pipes, on loopback.
+
+The test is the driver: it reads the sender's stdout, answers every ``observe`` line with the
+next target of a script, and checks that the stream count of the following MI is that target
+(clipped to --max-streams), that stdout holds only JSON lines in the documented order
+(observe, then the interval of the same MI), and that the tree arrives identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.local.conftest import make_tree
+from xfer.dataset import trees_equal
+
+pytestmark = pytest.mark.timeout(90)
+
+SCRIPT = [3, 1, 4, 2, 99, 2, 5, 1]
+"""Targets answered in turn (99 is clipped to --max-streams 6)."""
+
+
+@pytest.fixture
+def recv(tmp_path) -> Iterator[tuple[str, str]]:
+    root = str(tmp_path / "dst")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "xfer.cli", "recv", "--listen", "127.0.0.1:0", "--root", root,
+         "--no-fsync"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stderr is not None
+    line = p.stderr.readline()
+    assert "listening on" in line, line
+    yield line.split("listening on ")[1].split(",")[0], root
+    p.terminate()
+    p.wait(10)
+
+
+def _drive(src: str, address: str) -> tuple[list[dict], list[int], str, int]:
+    argv = [sys.executable, "-m", "xfer.cli", "send", src, address, "--policy",
+            "stdin:timeout=20", "--mi", "0.25", "--stream-rate", "40Mbit", "--max-streams", "6",
+            "--json-stream"]  # fmt: skip
+    p = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    events: list[dict] = []
+    answered: list[int] = []
+    for line in p.stdout:
+        events.append(json.loads(line))  # stdout must be pure JSON lines
+        if events[-1]["event"] == "observe":
+            answered.append(SCRIPT[len(answered) % len(SCRIPT)])
+            p.stdin.write(f"{answered[-1]}\n")
+            p.stdin.flush()
+    p.stdin.close()
+    err = p.stderr.read()
+    return events, answered, err, p.wait(30)
+
+
+def test_stdin_policy_follows_the_driver(tmp_path, recv) -> None:
+    address, root = recv
+    src = make_tree(str(tmp_path / "src"))
+    with open(os.path.join(src, "big"), "wb") as f:
+        f.write(os.urandom(24 << 20))  # about 3 s at 40-160 Mbit/s: a dozen MIs
+    events, answered, err, code = _drive(src, address)
+    assert code == 0, err
+    kinds = [e["event"] for e in events]
+    assert kinds[-1] == "end" and events[-1]["verified"] is True
+    n = kinds.count("observe")
+    assert n >= 6, f"too short a transfer to test steering: {kinds}"
+    # observe and interval alternate, the observe first, both about the same MI
+    assert kinds[: 2 * n] == ["observe", "interval"] * n
+    obs, intervals = events[0 : 2 * n : 2], events[1 : 2 * n : 2]
+    assert all(
+        o["t"] == i["t"] and o["streams"] == i["streams"]
+        for o, i in zip(obs, intervals, strict=True)
+    )
+    # the streams of MI k+1 are the target answered after MI k (clipped to 6)
+    assert obs[0]["streams"] == 2  # the controller's initial count
+    expected = [min(a, 6) for a in answered[:-1]]
+    assert [o["streams"] for o in obs[1:]] == expected
+    assert [i["action"] for i in intervals] == [
+        min(a, 6) - o["streams"] for a, o in zip(answered, obs, strict=True)
+    ]
+    assert trees_equal(src, os.path.join(root, "src"))
