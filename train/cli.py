@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import click
+
+DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
+"""U* sweep of --live (train.live.DEFAULT_SWEEP; repeated so that --help stays light)."""
 
 
 @click.command("train")
@@ -60,17 +64,43 @@ import click
     "or --ray alone for an embedded local Ray.",
 )
 @click.option("--ray-workers", default=2, show_default=True, help="Environment actors with --ray.")
+@click.option("--episodes", default=50, show_default=True, help="--live: training episodes.")
+@click.option("--episode-mi", default=20, show_default=True, help="--live: MIs per episode.")
+@click.option("--lr", default=1e-5, show_default=True, help="--live: learning rate (conservative).")
+@click.option("--epochs", default=10, show_default=True, help="--live: PPO epochs per episode.")
+@click.option(
+    "--eval-every", default=0, show_default=True, help="--live: greedy episode every N (0: none)."
+)
+@click.option(
+    "--ustar-sweep",
+    default=",".join(map(str, DEFAULT_SWEEP)),
+    show_default=True,
+    help="--live: fixed stream counts measured to find U* (the best fixed N's utility).",
+)
+@click.option(
+    "--ustar-seconds", default=8.0, show_default=True, help="--live: seconds per U* sweep run."
+)
+@click.option("--ustar", type=float, default=None, help="--live: give U* instead of measuring it.")
+@click.option(
+    "--reward",
+    type=click.Choice(["ratio", "paper"]),
+    default="ratio",
+    show_default=True,
+    help="--live: U/U* per MI, or the sign of the change of U.",
+)
+@click.option(
+    "--max-streams", default=64, show_default=True, help="--live: sender's --max-streams."
+)
 def train_cmd(
     config: str | None, out_dir: str, seed: int | None, timesteps: int | None,
     do_eval: bool, finetune: str | None, save_every: int, init: str | None, live: str | None,
-    ray_address: str | None, ray_workers: int,
+    ray_address: str | None, ray_workers: int, **live_opts: Any,
 ) -> None:  # fmt: skip
-    """Train the PPO stream policy on the simulator (CONFIG: configs/train/*.toml)."""
+    """Train the PPO stream policy on the simulator (CONFIG: configs/train/*.toml), or
+    fine-tune a checkpoint on a live testbed scenario (--finetune CKPT --live SCENARIO)."""
     if finetune or live:
-        raise click.ClickException(
-            "--finetune/--live: live fine-tuning is not implemented yet (the engine has no "
-            "externally driven controller to step a real transfer MI by MI); see docs/learning.md"
-        )
+        _finetune(finetune, live, out_dir, seed, live_opts)
+        return
     from train.config import load_config
     from train.trainer import train
 
@@ -115,3 +145,40 @@ def train_cmd(
         (out / "eval.json").write_text(json.dumps(result, indent=2))
         click.echo(format_table(result))
         click.echo(f"evaluated in {time.monotonic() - t0:.0f} s -> {out / 'eval.json'}")
+
+
+def _finetune(
+    checkpoint: str | None, live: str | None, out_dir: str, seed: int | None, o: dict[str, Any]
+) -> None:
+    """``--finetune CKPT --live SCENARIO``: PPO on a real transfer (train/finetune.py)."""
+    if not (checkpoint and live):
+        raise click.UsageError("--finetune CKPT and --live SCENARIO go together")
+    try:
+        sweep = tuple(int(x) for x in o["ustar_sweep"].split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{o['ustar_sweep']!r}: give integers like 1,4,16") from None
+    from train.finetune import FinetuneConfig, finetune
+    from train.live import LiveEnvError
+
+    fc = FinetuneConfig(
+        checkpoint=checkpoint, scenario=live, out_dir=out_dir, episodes=o["episodes"],
+        episode_mi=o["episode_mi"], learning_rate=o["lr"], n_epochs=o["epochs"],
+        eval_every=o["eval_every"], seed=seed or 0, reward=o["reward"], u_star=o["ustar"],
+        ustar_sweep=sweep, ustar_seconds=o["ustar_seconds"], max_streams=o["max_streams"],
+    )  # fmt: skip
+
+    def echo(msg: str) -> None:
+        click.echo(msg, err=True)
+
+    try:
+        summary = finetune(fc, echo)
+    except (ValueError, LiveEnvError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt:
+        raise click.ClickException(
+            f"interrupted; {Path(out_dir) / 'policy.pt'} holds the last finished episode"
+        ) from None
+    echo(
+        f"finetune: {fc.episodes} episodes in {summary['wall_seconds']} s; "
+        f"checkpoint {Path(out_dir) / 'policy.pt'} (use --policy ppo:{Path(out_dir) / 'policy.pt'})"
+    )

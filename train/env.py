@@ -12,11 +12,11 @@ gets a reward computed from the utility U = T / K^n - T L B of the MI that follo
 * ``reward = "paper"``: the paper's +x / y / 0 on the sign of U_t - U_{t-1}, with the dead
   band epsilon given relative to U* (so it is scale-free too).
 
-Live environment (design; see ``docs/learning.md``): a step would be one MI of a real
-``xfer send --json-stream`` run inside ``testbeds.Testbed``; the stream target has to be
-fed back into the running sender once per MI, which needs an externally driven controller
-in the engine (e.g. ``--policy stdin``: read one target per line). Until the engine offers
-that, fine-tuning on live networks is not implemented, and :class:`LiveEnv` says so.
+Live environment: :class:`LiveEnv` (defined in :mod:`train.live`, re-exported here) is the
+same observation, action and reward over a real ``xfer send`` in ``testbeds.Testbed``, one
+MI per step, steered through the engine's ``--policy stdin`` controller; U* there is the
+measured utility of the best fixed stream count. ``xfer train --finetune CKPT --live
+SCENARIO`` fine-tunes on it (:mod:`train.finetune`; see ``docs/learning.md``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ import numpy.typing as npt
 
 from policy.features import FeatureConfig, FeatureState, step_features
 from policy.ppo import ACTIONS
+from train.live import LiveConfig, LiveEnv
 from train.sim import Measurement, NetParams, SimConfig, Simulator, utility_of
+
+__all__ = ["EnvConfig", "LiveConfig", "LiveEnv", "SimVecEnv", "XferSimEnv"]
 
 F64 = npt.NDArray[np.float64]
 
@@ -215,14 +218,3 @@ class XferSimEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         self._t += 1
         out = {"streams": int(info["streams"][0]), "utility": float(info["utility"][0])}
         return obs[0], float(r[0]), False, self._t >= self._len, out
-
-
-class LiveEnv:
-    """A step = one MI of a real transfer in an emulated testbed. Not implemented yet: the
-    engine needs an externally driven controller (see the module docstring)."""
-
-    def __init__(self, scenario: str, cfg: EnvConfig | None = None) -> None:
-        raise NotImplementedError(
-            f"live environment for scenario {scenario!r}: needs an engine controller that takes "
-            "its stream target from outside (e.g. `xfer send --policy stdin`); see docs/learning.md"
-        )

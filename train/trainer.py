@@ -117,8 +117,11 @@ def arch_of(cfg: TrainConfig) -> dict[str, Any]:
     return transformer_arch(f, m.d_model, m.n_heads, m.n_layers, m.ff)
 
 
-def make_model(cfg: TrainConfig, venv: VecEnv, out: Path | None) -> PPO:
-    """An SB3 PPO with our shared trunk and the config's hyperparameters."""
+def make_model(
+    cfg: TrainConfig, venv: VecEnv, out: Path | None, arch: dict[str, Any] | None = None
+) -> PPO:
+    """An SB3 PPO with our shared trunk and the config's hyperparameters (``arch``: the
+    network of a checkpoint to fine-tune, instead of the config's ``[model]``)."""
     p = cfg.ppo
     model = PPO(
         "MlpPolicy",
@@ -140,7 +143,7 @@ def make_model(cfg: TrainConfig, venv: VecEnv, out: Path | None) -> PPO:
         verbose=0,
         policy_kwargs={
             "features_extractor_class": TrunkExtractor,
-            "features_extractor_kwargs": {"arch": arch_of(cfg)},
+            "features_extractor_kwargs": {"arch": arch or arch_of(cfg)},
             "share_features_extractor": True,
             "net_arch": [],
         },
