@@ -6,7 +6,8 @@ One rollout is one episode (``n_steps = episode_mi``, one full batch), followed 
 update with a conservative learning rate; then ``out/policy.pt`` is rewritten (our checkpoint
 format, loadable as ``ppo:out/policy.pt``) and a row is added to ``out/episodes.csv``, so an
 interrupted run keeps its progress. Every ``eval_every`` episodes a greedy episode
-(deterministic actions, no update) is logged with ``kind = eval``.
+(deterministic actions, no update) is logged with ``kind = eval``, and one before the
+first update (episode 0: the checkpoint as it came).
 
 Why not a plain ``DummyVecEnv([LiveEnv])``: it resets an environment inside the step that
 ended its episode, so the next sender would start (and block in its first MI, waiting for
@@ -146,12 +147,13 @@ class Finetuner(BaseCallback):
         self.log_row(self.done, "train", self.finished)
         self.finished = None
 
-    def greedy_episode(self) -> None:
-        env = self.env
+    def greedy_episode(self, model: Any = None) -> None:
+        """One episode with deterministic actions and no update, logged as ``eval``."""
+        env, model = self.env, model or self.model
         obs, _ = env.reset()
         ret, truncated, info = 0.0, False, dict[str, Any]()
         while not truncated:
-            action, _ = self.model.predict(obs, deterministic=True)
+            action, _ = model.predict(obs, deterministic=True)
             obs, r, _, truncated, info = env.step(np.int64(action))
             ret += r
         self.log_row(self.done, "eval", {**info["live_episode"], "return": ret})
@@ -175,10 +177,9 @@ class Finetuner(BaseCallback):
 
     def log_row(self, episode: int, kind: str, st: dict[str, Any]) -> None:
         row = {"episode": episode, "kind": kind, "u_star": self.env.u_star, **st}
-        row = {k: row.get(k) for k in CSV_FIELDS}
         new = not self.csv.exists()
         with self.csv.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
             if new:
                 w.writeheader()
             w.writerow({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in row.items()})
@@ -234,6 +235,8 @@ def finetune(fc: FinetuneConfig, echo: Any = print) -> dict[str, Any]:
             f"finetune: {fc.checkpoint} on {fc.scenario}: {fc.episodes} episodes x "
             f"{fc.episode_mi} MIs, lr {fc.learning_rate:g}, U* {env.u_star:.1f} -> {out}"
         )
+        if fc.eval_every:  # episode 0: the checkpoint as it came, for comparison
+            cb.greedy_episode(model)
         model.learn(total_timesteps=ppo.total_timesteps, callback=cb)
         cb.wrap_up()  # the last episode's update
         if fc.eval_every and cb.done % fc.eval_every == 0:
