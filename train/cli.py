@@ -157,6 +157,7 @@ def _finetune(
         sweep = tuple(int(x) for x in o["ustar_sweep"].split(",") if x.strip())
     except ValueError:
         raise click.BadParameter(f"{o['ustar_sweep']!r}: give integers like 1,4,16") from None
+    from testbeds import TestbedError
     from train.finetune import FinetuneConfig, finetune
     from train.live import LiveEnvError
 
@@ -172,7 +173,7 @@ def _finetune(
 
     try:
         summary = finetune(fc, echo)
-    except (ValueError, LiveEnvError) as exc:
+    except (ValueError, LiveEnvError, TestbedError) as exc:
         raise click.ClickException(str(exc)) from exc
     except KeyboardInterrupt:
         raise click.ClickException(

@@ -88,3 +88,13 @@ def test_stdin_policy_follows_the_driver(tmp_path, recv) -> None:
         min(a, 6) - o["streams"] for a, o in zip(answered, obs, strict=True)
     ]
     assert trees_equal(src, os.path.join(root, "src"))
+
+
+def test_train_finetune_needs_live() -> None:
+    from policy.ppo import DEFAULT_CHECKPOINT
+
+    r = subprocess.run(
+        [sys.executable, "-m", "xfer.cli", "train", "--finetune", str(DEFAULT_CHECKPOINT)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--finetune CKPT and --live SCENARIO go together" in r.stderr
