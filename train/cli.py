@@ -69,6 +69,13 @@ DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
 @click.option("--lr", default=1e-5, show_default=True, help="--live: learning rate (conservative).")
 @click.option("--epochs", default=10, show_default=True, help="--live: PPO epochs per episode.")
 @click.option(
+    "--random-start",
+    default=0.4,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="--live: fraction of training episodes started at a random stream count.",
+)
+@click.option(
     "--eval-every", default=0, show_default=True, help="--live: greedy episode every N (0: none)."
 )
 @click.option(
@@ -164,7 +171,7 @@ def _finetune(
     fc = FinetuneConfig(
         checkpoint=checkpoint, scenario=live, out_dir=out_dir, episodes=o["episodes"],
         episode_mi=o["episode_mi"], learning_rate=o["lr"], n_epochs=o["epochs"],
-        eval_every=o["eval_every"], seed=seed or 0, reward=o["reward"], u_star=o["ustar"],
+        eval_every=o["eval_every"], random_start=o["random_start"], seed=seed or 0, reward=o["reward"], u_star=o["ustar"],
         ustar_sweep=sweep, ustar_seconds=o["ustar_seconds"], max_streams=o["max_streams"],
     )  # fmt: skip
 

@@ -35,7 +35,7 @@ from policy.features import FeatureConfig
 from policy.ppo import load_checkpoint, save_checkpoint
 from train.live import DEFAULT_SWEEP, LiveConfig, LiveEnv
 
-CSV_FIELDS = ("episode", "kind", "steps", "mean_utility", "utility_ratio", "mean_streams",
+CSV_FIELDS = ("episode", "kind", "steps", "start_streams", "mean_utility", "utility_ratio", "mean_streams",
               "final_streams", "return", "u_star", "wall_s")  # fmt: skip
 
 
@@ -57,6 +57,9 @@ class FinetuneConfig:
     """Adam learning rate (conservative: the start is already a good policy)."""
     n_epochs: int = 10
     """PPO epochs over each episode's batch (stopped early by the checkpoint's target_kl)."""
+    random_start: float = 0.4
+    """Fraction of training episodes that start at a random stream count (the rest start at
+    the checkpoint's initial streams, as the simulator's training does: 0.4)."""
     eval_every: int = 0
     """Run a greedy (deterministic, no update) episode every this many episodes; 0: never."""
     seed: int = 0
@@ -150,7 +153,7 @@ class Finetuner(BaseCallback):
     def greedy_episode(self, model: Any = None) -> None:
         """One episode with deterministic actions and no update, logged as ``eval``."""
         env, model = self.env, model or self.model
-        obs, _ = env.reset()
+        obs, _ = env.reset(options={"initial_streams": env.cfg.initial_streams})
         ret, truncated, info = 0.0, False, dict[str, Any]()
         while not truncated:
             action, _ = model.predict(obs, deterministic=True)
@@ -220,7 +223,7 @@ def finetune(fc: FinetuneConfig, echo: Any = print) -> dict[str, Any]:
     torch.set_num_threads(ppo.torch_threads)
     lc = LiveConfig(
         scenario=fc.scenario, episode_mi=fc.episode_mi, mi_s=fc.mi_s, max_streams=fc.max_streams,
-        initial_streams=int(base.get("initial_streams", 2)),
+        initial_streams=int(base.get("initial_streams", 2)), p_random_start=fc.random_start,
         features=FeatureConfig.from_dict(arch["features"]), reward=fc.reward, u_star=fc.u_star,
         ustar_sweep=fc.ustar_sweep, ustar_seconds=fc.ustar_seconds, out_dir=str(out),
     )  # fmt: skip

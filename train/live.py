@@ -78,6 +78,11 @@ class LiveConfig:
     """Sender's ``--max-streams`` (also the features' ``max_streams``)."""
     initial_streams: int = 2
     """Streams of the first MI of every episode (the shipped checkpoints use 2)."""
+    p_random_start: float = 0.0
+    """Fraction of episodes that start at a stream count drawn uniformly from
+    ``[min_streams, max_streams]`` instead (as in the simulator's training, so that an
+    episode is not all ramp-up and the policy also learns to come down). ``reset(options=
+    {"initial_streams": n})`` overrides both for one episode."""
     features: FeatureConfig = field(default_factory=FeatureConfig)
     """Observation (take it from the checkpoint's arch to fine-tune that checkpoint)."""
     reward: str = "ratio"
@@ -115,6 +120,8 @@ class LiveConfig:
                 f"initial_streams {self.initial_streams} is outside "
                 f"[{self.min_streams}, {self.max_streams}]"
             )
+        if not 0.0 <= self.p_random_start <= 1.0:
+            raise ValueError(f"p_random_start must be in [0, 1], got {self.p_random_start}")
         if not self.ustar_sweep or min(self.ustar_sweep) < 1:
             raise ValueError(f"ustar_sweep needs stream counts >= 1, got {self.ustar_sweep}")
 
@@ -271,9 +278,17 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
 
     # -- episodes ---------------------------------------------------------------------------
 
-    def _reset_episode(self) -> None:
+    def _start_streams(self, options: dict[str, Any] | None) -> int:
+        c = self.cfg
+        if options and options.get("initial_streams") is not None:
+            return max(c.min_streams, min(c.max_streams, int(options["initial_streams"])))
+        if c.p_random_start > 0 and self.np_random.random() < c.p_random_start:
+            return int(self.np_random.integers(c.min_streams, c.max_streams + 1))
+        return c.initial_streams
+
+    def _reset_episode(self, start: int) -> None:
         self.t = 0
-        self.target = self.cfg.initial_streams
+        self.target = self.start = start
         self.u_prev = 0.0
         self.history: list[tuple[float, int, float]] = []
         self.t0 = time.monotonic()
@@ -287,11 +302,12 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
             self.measure_ustar()
         self.up()
         assert self.tb is not None
-        self._reset_episode()
+        start = self._start_streams(options)
+        self._reset_episode(start)
         self.tracker.reset()
         c = self.cfg
         duration = (c.episode_mi + 1.7) * c.mi_s  # the last observe comes at MI episode_mi + 1
-        policy = f"stdin:initial={c.initial_streams},timeout={c.answer_timeout_s:g}"
+        policy = f"stdin:initial={start},timeout={c.answer_timeout_s:g}"
         self.proc = self.tb.hosts["sender"].popen(
             self._send_argv(policy, duration),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log("send.log"),
@@ -380,6 +396,7 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         mean_u = float(np.mean(us)) if us else float("nan")
         return {
             "steps": len(us),
+            "start_streams": self.start,
             "mean_utility": mean_u,
             "utility_ratio": mean_u / self.u_star if self.u_star else float("nan"),
             "mean_streams": float(np.mean(ns)) if ns else float("nan"),
