@@ -4,12 +4,14 @@ Run as root (it brings testbeds up in network namespaces)::
 
     python3 -m train.calibrate [--scenario wan-1g-50ms --scenario lossy-1g-50ms
                                --scenario wan-1g-50ms@50Mbit] [--streams 1,2,4,8,16,32,64]
-                               [--seconds 8] [--json OUT.json]
+                               [--seconds 8] [--repeat R] [--json OUT.json]
+    python3 -m train.calibrate --from OUT.json [--from MORE.json]   # simulator side only
 
 For each scenario (``NAME`` or ``NAME@RATE`` for a per-stream cap, the paper's throttling)
 and each N it runs ``xfer send --mem --duration S --streams N --json-stream`` from the
 testbed's sender to an ``xfer recv`` on its receiver, averages throughput and loss over the
-MIs after a warm-up, and prints them next to the simulator's steady state for the same
+MIs after a warm-up (and before the drain that follows ``--duration``; the median of
+``--repeat`` runs), and prints them next to the simulator's steady state for the same
 network (capacity, RTT, loss, queue, congestion control and socket buffer of the scenario).
 The verdict column says whether the simulator is within 15 % on throughput.
 """
@@ -153,6 +155,24 @@ def _fmt(r: dict[str, Any]) -> str:
     )
 
 
+def resimulate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The simulator's columns recomputed for testbed rows measured earlier (``--from``), so a
+    change to the simulator is checked against the testbed without running it again."""
+    from testbeds import load_scenario
+
+    out = []
+    for spec in dict.fromkeys(r["scenario"] for r in rows):
+        name, _, cap = spec.partition("@")
+        mine = [r for r in rows if r["scenario"] == spec]
+        thr, loss = sim_curve(load_scenario(name), parse_rate(cap) if cap else None,
+                              [int(r["streams"]) for r in mine])  # fmt: skip
+        for r, t, lo in zip(mine, thr, loss, strict=True):
+            err = float(t) / r["testbed_bps"] - 1.0
+            out.append({**r, "sim_bps": float(t), "sim_loss": float(lo), "error": err,
+                        "ok": abs(err) <= TOLERANCE})  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Simulator vs emulated testbed: throughput and loss vs N."
@@ -164,11 +184,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=8.0, help="duration of each transfer")
     ap.add_argument("--repeat", type=int, default=1, help="runs per point (median)")
     ap.add_argument("--json", dest="json_out", help="write the rows to this file")
+    ap.add_argument(
+        "--from", dest="from_json", action="append",
+        help="recompute the simulator for testbed rows saved earlier with --json (no testbed run; repeatable)",
+    )  # fmt: skip
     a = ap.parse_args(argv)
     specs = a.scenario or ["wan-1g-50ms", "lossy-1g-50ms", "wan-1g-50ms@50Mbit"]
     ns = [int(x) for x in a.streams.split(",")]
     rows: list[dict[str, Any]] = []
-    for spec in specs:
+    if a.from_json:
+        for path in a.from_json:
+            with open(path) as f:
+                rows += json.load(f)
+        rows = resimulate(rows)
+        for r in rows:
+            print(_fmt(r))
+    for spec in [] if a.from_json else specs:
         rows += calibrate_scenario(spec, ns, a.seconds, a.repeat)
     ok = sum(r["ok"] for r in rows)
     print(f"{ok}/{len(rows)} points within {100 * TOLERANCE:.0f} % on throughput")
