@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,8 @@ from xfer.units import parse_rate
 
 PORT = 5771
 TOLERANCE = 0.15
+MEASURED = Path(__file__).resolve().parent / "data" / "calibration-testbed.json"
+"""The testbed rows of the calibration table in the README (checked by the unit tests)."""
 
 
 def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -195,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_json:
         for path in a.from_json:
             with open(path) as f:
-                rows += json.load(f)
+                data = json.load(f)
+            rows += data["rows"] if isinstance(data, dict) else data
         rows = resimulate(rows)
         for r in rows:
             print(_fmt(r))

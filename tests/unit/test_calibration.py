@@ -1,0 +1,49 @@
+"""The simulator against the testbed measurements behind the README's calibration table.
+
+``train/data/calibration-testbed.json`` holds fixed-N throughput and loss measured on the
+emulated testbed by ``python3 -m train.calibrate``; a change to the simulator that moves any
+point by more than 15 % (or reverses a loss trend) fails here, without running the testbed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from train.calibrate import MEASURED, TOLERANCE, resimulate
+
+
+def _rows() -> list[dict]:
+    return resimulate(json.loads(MEASURED.read_text())["rows"])
+
+
+def test_three_scenarios_and_the_whole_n_range_are_measured() -> None:
+    rows = _rows()
+    scenarios = {r["scenario"] for r in rows}
+    assert len(scenarios) >= 3
+    for s in scenarios:
+        assert sorted(r["streams"] for r in rows if r["scenario"] == s) == [1, 2, 4, 8, 16, 32, 64]
+
+
+def test_simulator_within_tolerance_at_every_n() -> None:
+    off = [
+        f"{r['scenario']} N={r['streams']}: {100 * r['error']:+.1f} %"
+        for r in _rows()
+        if abs(r["error"]) > TOLERANCE
+    ]
+    assert not off, "simulator off the testbed by more than 15 %: " + "; ".join(off)
+
+
+def test_loss_trends_point_the_same_way() -> None:
+    rows = _rows()
+    for s in {r["scenario"] for r in rows}:
+        mine = sorted((r for r in rows if r["scenario"] == s), key=lambda r: r["streams"])
+        tb = np.array([r["testbed_loss"] for r in mine])
+        sim = np.array([r["sim_loss"] for r in mine])
+        if np.ptp(tb) < 5e-4:  # flat within noise on the testbed (random loss, or none)
+            assert np.ptp(sim) < 2e-3, (
+                f"{s}: the simulator's loss moves where the testbed's does not"
+            )
+            continue
+        assert np.sign(tb[-1] - tb[0]) == np.sign(sim[-1] - sim[0]), f"{s}: loss trends differ"
