@@ -208,6 +208,17 @@ def fixed_streams(policy: str) -> int | None:
         return None
 
 
+def active_end(run: Run) -> float | None:
+    """End of the sending period of a ``--duration`` run (its ``duration_s`` metadata, plus
+    half an MI of slack): after it the sender only drains blocks in flight, so the MIs that
+    follow are not steady state and must not decide the time to optimum. None otherwise."""
+    raw = run.meta.get("duration_s")
+    try:
+        return float(raw) + 0.5 if raw else None
+    except ValueError:
+        return None
+
+
 def run_mean_throughput(run: Run) -> float:
     return mean_throughput(run.col("throughput_bps"), run.col("mi_s"))
 
@@ -354,7 +365,8 @@ def summarize(
     for pol, rs in by_policy.items():
         tto = []
         for r in rs:
-            end = competition_change(r, groups[r.group]) if r.group else None
+            ends = [competition_change(r, groups[r.group]) if r.group else None, active_end(r)]
+            end = min((e for e in ends if e is not None), default=None)
             if best_fixed_bps and len(r):
                 tto.append(
                     time_to_optimum(r.col("t"), r.col("throughput_bps"), best_fixed_bps, end=end)

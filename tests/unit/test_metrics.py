@@ -176,3 +176,21 @@ def test_summarize() -> None:
     # with a given best, nothing is searched
     s2 = m.summarize(runs, best_fixed_bps=2000e6)
     assert s2.best_fixed_streams is None and s2.policies["gd"].reached == 0
+
+
+def test_time_to_optimum_ignores_the_drain_after_duration() -> None:
+    """A --duration run drains its blocks in flight after the duration: those MIs are not
+    steady state and must not turn a settled run into 'never'."""
+    thr = [100, 500, 900, 950, 950, 950, 950, 950, 950, 950, 400]  # MI 11 = drain
+    best = m.summarize([make_run("fixed:8", [950] * 10)])
+    assert best.best_fixed_bps == pytest.approx(950e6)
+    drained = make_run("ppo", thr)
+    assert m.summarize([drained], best_fixed_bps=950e6).policies["ppo"].time_to_optimum_s is None
+    drained.meta["duration_s"] = "10"
+    s = m.summarize([drained], best_fixed_bps=950e6)
+    assert s.policies["ppo"].time_to_optimum_s == pytest.approx(5.0)
+    assert m.active_end(drained) == pytest.approx(10.5)
+    # a dip inside the duration still counts (MI 7), the drain (MI 13) does not
+    r2 = make_run("ppo", [100, 500, 900, 950, 950, 950, 400, 950, 950, 950, 950, 950, 300])
+    r2.meta["duration_s"] = "12"
+    assert m.summarize([r2], best_fixed_bps=950e6).policies["ppo"].time_to_optimum_s == 10.0
