@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,8 @@ class Finetuner(BaseCallback):
             obs, r, _, truncated, info = env.step(np.int64(action))
             ret += r
         self.log_row(self.done, "eval", {**info["live_episode"], "return": ret})
+        if self.done and (self.out / "policy.pt").exists():  # the policy this eval scored
+            shutil.copyfile(self.out / "policy.pt", self.out / f"policy-ep{self.done}.pt")
 
     def save(self) -> None:
         from train.trainer import export
