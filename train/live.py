@@ -286,7 +286,8 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
             return int(self.np_random.integers(c.min_streams, c.max_streams + 1))
         return c.initial_streams
 
-    def _reset_episode(self, start: int) -> None:
+    def _reset_episode(self, start: int | None = None) -> None:
+        start = self.cfg.initial_streams if start is None else start
         self.t = 0
         self.target = self.start = start
         self.u_prev = 0.0
