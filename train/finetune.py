@@ -54,8 +54,9 @@ class FinetuneConfig:
     """Training episodes (one PPO update after each)."""
     episode_mi: int = 20
     """MIs (steps) per episode."""
-    learning_rate: float = 1e-5
-    """Adam learning rate (conservative: the start is already a good policy)."""
+    learning_rate: float = 1e-4
+    """Adam learning rate (1e-4 moved the policy within 50 episodes, KL per update 0.01-0.06
+    before the target-KL stop; 1e-5 barely moved it)."""
     n_epochs: int = 10
     """PPO epochs over each episode's batch (stopped early by the checkpoint's target_kl)."""
     random_start: float = 0.4
