@@ -95,6 +95,10 @@ class SimConfig:
     """Multiplier on the nominal Mathis limit under random loss (uniform): cubic's k spans 0.7
     to 1.75 (xfer's streams measured 1.16 on the testbed, single iperf3 runs up to 1.75 and
     more; train/calibrate.py, docs/learning.md)."""
+    ss_burst: tuple[float, float] = (0.0, 0.25)
+    """Slow-start overshoot (uniform): streams added to a saturated link overflow the queue
+    for a moment, a loss burst of ``ss_burst x added / N`` in that MI, a third of it in the
+    next. On the testbed (paper-fig1), 17 -> 22 streams gave 2.9 % then 1.0 % loss, i.e. 0.13."""
     max_streams: int = 64
     """Largest stream count (the optimum search and the action clip)."""
     mi_s: float = 1.0
@@ -121,6 +125,7 @@ class NetParams:
     noise: F64
     loss_scale: F64
     mathis_scale: F64
+    ss_burst: F64
 
     def take(self, i: int) -> dict[str, float]:
         """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
@@ -191,6 +196,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         noise=rng.uniform(*cfg.noise, n),
         loss_scale=_logu(rng, *cfg.loss_scale, n),
         mathis_scale=rng.uniform(*cfg.mathis_scale, n),
+        ss_burst=rng.uniform(*cfg.ss_burst, n),
     )
 
 
@@ -203,7 +209,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
     base: dict[str, float] = dict(
         capacity=1e9, rtt=0.04, loss=0.0, cap=np.inf, wmax=16e6, buffer=0.5, cc=1,
         bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, cap_change_t=np.inf,
-        cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0,
+        cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0, ss_burst=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
     if unknown:
@@ -277,6 +283,7 @@ class Simulator:
         z = np.zeros(n_envs)
         self.t, self.n, self.rate, self.rtt_prev = z.copy(), z.copy(), z.copy(), z.copy()
         self.min_rtt, self.bg_on, self.comp_on = z.copy(), z.copy(), z.copy()
+        self.burst = z.copy()
         self.capacity = self.params.capacity.copy()
 
     def reset(self, mask: npt.NDArray[np.bool_], params: NetParams | None = None) -> None:
@@ -291,6 +298,7 @@ class Simulator:
         self.t[mask] = 0.0
         self.n[mask] = 0.0
         self.rate[mask] = 0.0
+        self.burst[mask] = 0.0
         self.rtt_prev[mask] = self.params.rtt[mask]
         self.min_rtt[mask] = np.inf
         self.capacity[mask] = self.params.capacity[mask]
@@ -327,6 +335,7 @@ class Simulator:
         thr = mean_rate * np.maximum(
             1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
         )
+        loss = np.clip(loss + self._burst(n, r), 0.0, 0.3)
         segs = np.maximum(thr * mi / MSS_BITS, 1.0)
         lost = self.rng.poisson(np.minimum(segs * loss, 1e9))
         rtt_meas = rtt * (1.0 + 0.02 * np.abs(self.rng.standard_normal(self.n_envs)))
@@ -349,6 +358,16 @@ class Simulator:
             retrans_segs=lost.astype(np.float64),
             data_segs_out=segs,
         )
+
+    def _burst(self, n: F64, r: F64) -> F64:
+        """Slow-start overshoot loss of streams just added to a saturated link (none in an
+        episode's first MI), a third of the last MI's burst carried over."""
+        p = self.params
+        c_avail = self.capacity * EFFICIENCY * (1.0 - p.bg_level * self.bg_on)
+        added = np.where(self.n > 0, np.maximum(n - self.n, 0.0), 0.0)
+        saturated = n * r > c_avail
+        self.burst = np.where(saturated, p.ss_burst * added / n, 0.0) + self.burst / 3.0
+        return self.burst
 
     def utility_curve(self) -> tuple[F64, F64]:
         """Steady-state utility for N = 1..max_streams in the current world: ``(E, K)`` and N."""

@@ -86,3 +86,15 @@ def test_signal_vector_matches_measurement() -> None:
     assert sv.streams == 10
     assert sv.throughput_bps == pytest.approx(m.throughput_bps[0])
     assert sv.rtt_ratio is not None and sv.rtt_ratio >= 1.0
+
+
+def test_streams_added_to_a_full_link_cause_a_slow_start_loss_burst() -> None:
+    """paper-fig1 on the testbed: 17 -> 22 streams (50 Mbit/s each, 1 Gbit/s link) lost 2.9 %
+    in that MI and 1.0 % in the next; below saturation adding streams costs nothing."""
+    from train.sim import SimConfig, Simulator, fixed_params
+
+    sim = Simulator(1, SimConfig(), seed=0)
+    sim.reset(np.ones(1, dtype=bool), fixed_params(1, cap=50e6, ss_burst=0.13))
+    loss = [float(sim.step(np.array([n])).loss_rate[0]) for n in (2, 7, 12, 17, 22, 22, 22)]
+    assert loss[:4] == [0.0, 0.0, 0.0, 0.0]
+    assert 0.02 < loss[4] < 0.04 and 0.005 < loss[5] < 0.015 and loss[6] < loss[5]
