@@ -113,8 +113,9 @@ class Store:
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                         raise StoreError(
-                            "path", f"refused {relpath!r}: {part!r} is a symlink or not a "
-                            "directory inside the receiver's root"
+                            "path",
+                            f"refused {relpath!r}: {part!r} is a symlink or not a "
+                            "directory inside the receiver's root",
                         ) from None
                     raise
                 os.close(fd)
@@ -148,7 +149,9 @@ class Store:
         except FileNotFoundError:
             return
         if st.S_ISLNK(s.st_mode) and not leaf:
-            raise StoreError("path", f"refused {whole!r}: {rel!r} is a symlink in the receiver's root")
+            raise StoreError(
+                "path", f"refused {whole!r}: {rel!r} is a symlink in the receiver's root"
+            )
         if not leaf and not st.S_ISDIR(s.st_mode):
             raise StoreError("path", f"refused {whole!r}: {rel!r} exists and is not a directory")
         if leaf and st.S_ISDIR(s.st_mode):
@@ -198,8 +201,10 @@ class Store:
                 if json.loads(first or b"{}") != header:
                     raise ValueError("journal of another version of the file")
                 raw = f.read()
-            recs = [JOURNAL_RECORD.unpack_from(raw, i)
-                    for i in range(0, len(raw) - len(raw) % JOURNAL_RECORD.size, JOURNAL_RECORD.size)]
+            recs = [
+                JOURNAL_RECORD.unpack_from(raw, i)
+                for i in range(0, len(raw) - len(raw) % JOURNAL_RECORD.size, JOURNAL_RECORD.size)
+            ]
             os.stat(f"{key}.part", dir_fd=self.state_fd)
             return _clean_records(recs, entry.size)
         except (FileNotFoundError, ValueError, json.JSONDecodeError):
@@ -208,7 +213,9 @@ class Store:
         with open(f"{key}.jnl", "wb", opener=self._state_opener) as f:
             f.write(line)
             self._maybe_fsync(f.fileno())
-        fd = os.open(f"{key}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=self.state_fd)
+        fd = os.open(
+            f"{key}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=self.state_fd
+        )
         try:
             os.ftruncate(fd, entry.size)
         except OSError as exc:
@@ -227,8 +234,9 @@ class Store:
                 f.write(json.dumps(header).encode() + b"\n")
                 f.write(b"".join(JOURNAL_RECORD.pack(*r) for r in records))
                 self._maybe_fsync(f.fileno())
-            os.rename(f"{key}.jnl.new", f"{key}.jnl", src_dir_fd=self.state_fd,
-                      dst_dir_fd=self.state_fd)
+            os.rename(
+                f"{key}.jnl.new", f"{key}.jnl", src_dir_fd=self.state_fd, dst_dir_fd=self.state_fd
+            )
         except OSError as exc:
             raise _io_error(exc, f"journaling {entry.path!r}") from None
 
@@ -242,7 +250,9 @@ class Store:
 
     def _create_empty(self, entry: Entry) -> None:
         key = self.key(entry)
-        fd = os.open(f"{key}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=self.state_fd)
+        fd = os.open(
+            f"{key}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=self.state_fd
+        )
         self._install(Partial(entry, key, fd))
 
     # ---------------------------------------------------------------------- writing
