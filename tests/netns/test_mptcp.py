@@ -363,11 +363,18 @@ def test_two_streams_share_paths_and_a_dead_path_shows(twopath: tuple[str, str])
     assert any(paths[PATH_B].throughput_bps > 0 for paths in before)
     after = [(paths, sample) for t, paths, sample in history if t > dead_at + 1.0]
     assert after, "transfer ended too soon after the cut to observe it"
+    delivered: dict[tuple[int, int], set[int | None]] = {}
     for paths, sample in after:
         assert paths[PATH_B].throughput_bps == 0.0  # nothing acknowledged on the dead path
         assert paths[PATH_B].subflows == 2  # the kernel keeps retrying its subflows
-        dead = [sf for sfs in sample.values() for sf in sfs if sf.path_id == PATH_B]
-        assert dead and all(sf.tcp.stalled(500) for sf in dead if sf.tcp.unacked)
+        dead = [(i, sf) for i, sfs in sample.items() for sf in sfs if sf.path_id == PATH_B]
+        assert dead
+        for i, sf in dead:
+            delivered.setdefault((i, sf.id), set()).add(sf.tcp.delivered)
+    # No dead subflow delivers anything after the cut. (Its last_ack_recv may still be
+    # fresh: the peer can send MPTCP DATA_ACKs for path A's data on the path-B subflow, which
+    # the cut in one direction lets through; seen once in CI at 232 ms.)
+    assert all(len(v) == 1 for v in delivered.values()), delivered
     assert any(
         sf.tcp.stalled(500) for _, sample in after for sfs in sample.values() for sf in sfs
     ), "no subflow of the dead path reported as stalled"
