@@ -120,7 +120,7 @@ def calibrate_scenario(
     name, _, cap = spec.partition("@")
     sc = load_scenario(name)
     cc = sc.sysctls.congestion_control
-    sim_thr, sim_loss = sim_curve(sc, parse_rate(cap) if cap else None, ns)
+    sim_thr, sim_loss = _sim_of(spec, ns)
     rows = []
     with (
         Testbed(sc, name=f"cal{int(time.time()) % 100000}") as tb,
@@ -134,12 +134,9 @@ def calibrate_scenario(
             _wait_listening(recv)
             for i, n in enumerate(ns):
                 m = run_median(tb, n, seconds, cap or None, cc, repeat)
-                err = float(sim_thr[i]) / m["throughput_bps"] - 1.0
-                rows.append({"scenario": spec, "streams": n, "testbed_bps": m["throughput_bps"],
-                             "sim_bps": float(sim_thr[i]), "error": err,
-                             "testbed_loss": m["loss_rate"], "sim_loss": float(sim_loss[i]),
-                             "testbed_runs_bps": m["runs_bps"],
-                             "ok": abs(err) <= TOLERANCE})  # fmt: skip
+                measured = {"scenario": spec, "streams": n, "testbed_bps": m["throughput_bps"],
+                            "testbed_loss": m["loss_rate"], "testbed_runs_bps": m["runs_bps"]}  # fmt: skip
+                rows.append(_with_sim(measured, sim_thr[i], sim_loss[i]))
                 print(_fmt(rows[-1]), flush=True)
         finally:
             recv.terminate()
@@ -148,6 +145,21 @@ def calibrate_scenario(
             except subprocess.TimeoutExpired:
                 recv.kill()
     return rows
+
+
+def _sim_of(spec: str, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The simulator's throughput and loss at ``ns`` for ``NAME[@PER_STREAM_RATE]``."""
+    from testbeds import load_scenario
+
+    name, _, cap = spec.partition("@")
+    return sim_curve(load_scenario(name), parse_rate(cap) if cap else None, ns)
+
+
+def _with_sim(measured: dict[str, Any], sim_bps: float, sim_loss: float) -> dict[str, Any]:
+    """A testbed row with the simulator's columns and the ±15 % verdict."""
+    err = float(sim_bps) / measured["testbed_bps"] - 1.0
+    return {**measured, "sim_bps": float(sim_bps), "sim_loss": float(sim_loss), "error": err,
+            "ok": abs(err) <= TOLERANCE}  # fmt: skip
 
 
 def _fmt(r: dict[str, Any]) -> str:
@@ -161,18 +173,11 @@ def _fmt(r: dict[str, Any]) -> str:
 def resimulate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The simulator's columns recomputed for testbed rows measured earlier (``--from``), so a
     change to the simulator is checked against the testbed without running it again."""
-    from testbeds import load_scenario
-
     out = []
     for spec in dict.fromkeys(r["scenario"] for r in rows):
-        name, _, cap = spec.partition("@")
         mine = [r for r in rows if r["scenario"] == spec]
-        thr, loss = sim_curve(load_scenario(name), parse_rate(cap) if cap else None,
-                              [int(r["streams"]) for r in mine])  # fmt: skip
-        for r, t, lo in zip(mine, thr, loss, strict=True):
-            err = float(t) / r["testbed_bps"] - 1.0
-            out.append({**r, "sim_bps": float(t), "sim_loss": float(lo), "error": err,
-                        "ok": abs(err) <= TOLERANCE})  # fmt: skip
+        thr, loss = _sim_of(spec, [int(r["streams"]) for r in mine])
+        out += [_with_sim(r, t, lo) for r, t, lo in zip(mine, thr, loss, strict=True)]
     return out
 
 
