@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
-"""U* sweep of --live (train.live.DEFAULT_SWEEP; repeated so that --help stays light)."""
+from train.evaluate import DEFAULT_SWEEP, parse_counts  # light: click and the stdlib only
 
 
 @click.command("train")
@@ -165,10 +164,7 @@ def _finetune(
     """``--finetune CKPT --live SCENARIO``: PPO on a real transfer (train/finetune.py)."""
     if not (checkpoint and live):
         raise click.UsageError("--finetune CKPT and --live SCENARIO go together")
-    try:
-        sweep = tuple(int(x) for x in o["ustar_sweep"].split(",") if x.strip())
-    except ValueError:
-        raise click.BadParameter(f"{o['ustar_sweep']!r}: give integers like 1,4,16") from None
+    sweep = parse_counts(o["ustar_sweep"])
     from testbeds import TestbedError
     from train.finetune import FinetuneConfig, finetune
     from train.live import LiveEnvError

@@ -31,8 +31,9 @@ import click
 
 DEFAULT_POLICIES = ("ppo", "gd", "bo")
 """Simulator mode: the controllers compared when no --policy is given."""
-DEFAULT_SWEEP = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
-"""Testbed mode: fixed stream counts tried on every scenario (dense around paper-fig1's 20)."""
+DEFAULT_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
+"""Testbed mode: fixed stream counts tried on every scenario (dense around paper-fig1's 20);
+also the U* sweep of live fine-tuning (``train.live``), so both use the same yardstick."""
 
 
 # -- simulator ------------------------------------------------------------------------------
@@ -216,7 +217,8 @@ def print_table(result: dict[str, Any]) -> None:
         )
 
 
-def _ints(text: str) -> tuple[int, ...]:
+def parse_counts(text: str) -> tuple[int, ...]:
+    """A comma-separated list of stream counts (>= 1), or a click error saying what is wrong."""
     try:
         values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
@@ -332,7 +334,7 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         if json_out is None:
             _print_sim(result)
     else:
-        sweep = _ints(sweep_text)
+        sweep = parse_counts(sweep_text)
         result = _testbed(policies or ("ppo",), names, duration, sweep, repetitions,
                           Path(out_dir), resume)  # fmt: skip
         if json_out is None:

@@ -50,9 +50,8 @@ from policy.features import FeatureConfig, FeatureTracker
 from policy.ppo import ACTIONS
 from policy.signals import SignalVector
 from policy.utility import utility
+from train.evaluate import DEFAULT_SWEEP  # the U* grid is xfer evaluate's
 
-DEFAULT_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64)
-"""Fixed stream counts tried to find U* (the same grid as ``xfer evaluate``)."""
 USTAR_FILE = "ustar.json"
 """Cache of the measured U* in the output directory."""
 
