@@ -47,3 +47,20 @@ def test_loss_trends_point_the_same_way() -> None:
             )
             continue
         assert np.sign(tb[-1] - tb[0]) == np.sign(sim[-1] - sim[0]), f"{s}: loss trends differ"
+
+
+def test_congestion_loss_in_a_full_queue_within_a_factor_of_two() -> None:
+    """Saturated points with measurable congestion loss (no random loss configured): the
+    simulator's fitted ``A (N / W)^1.5`` must stay within 2x of the testbed. These rows are
+    separate runs from the sweeps the constant was fitted on; the old N^2 (Mathis) form
+    was 5-11x low here."""
+    rows = [
+        r for r in _rows() if not r["scenario"].startswith("lossy") and r["testbed_loss"] >= 9e-4
+    ]
+    assert len(rows) >= 4
+    off = [
+        f"{r['scenario']} N={r['streams']}: testbed {r['testbed_loss']:.2e} sim {r['sim_loss']:.2e}"
+        for r in rows
+        if not 0.5 <= r["sim_loss"] / r["testbed_loss"] <= 2.0
+    ]
+    assert not off, "congestion loss off by more than 2x: " + "; ".join(off)
