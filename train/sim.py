@@ -90,6 +90,10 @@ class SimConfig:
     """Fraction of environments with a competing TCP transfer (on/off)."""
     competing_streams: tuple[int, int] = (1, 16)
     """Streams of the competing transfer."""
+    p_competing_at_start: float = 0.5
+    """Probability that the competing transfer is already running when an episode starts (a
+    transfer joining a busy link must probe: from its first MIs it cannot tell a link it
+    fills alone from one a competitor fills)."""
     p_capacity_change: float = 0.3
     """Fraction of environments whose capacity changes once mid-episode."""
     capacity_change: tuple[float, float] = (0.25, 4.0)
@@ -228,6 +232,21 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
     return NetParams(**arrays)  # type: ignore[arg-type]
 
 
+def uncapped_rate(p: NetParams) -> F64:
+    """A stream's rate limit without the pacing cap: socket buffer and, under random loss,
+    the Mathis limit (a competing transfer's streams are limited this way)."""
+    mathis = np.where(
+        p.loss > 0,
+        p.mathis_scale
+        * _MATHIS_K[p.cc]
+        * 1.22
+        * MSS_BITS
+        / (p.rtt * np.sqrt(np.maximum(p.loss, 1e-12))),
+        np.inf,
+    )
+    return np.minimum(p.wmax * 8 / p.rtt, mathis)
+
+
 def steady(
     p: NetParams, capacity: F64, bg_on: F64, comp_on: F64, n: F64
 ) -> tuple[F64, F64, F64, F64]:
@@ -238,16 +257,7 @@ def steady(
     col = (lambda a: a[:, None]) if n.ndim == 2 else (lambda a: a)
     rtt, cc, beta = col(p.rtt), col(p.cc), col(p.buffer)
     c_avail = col(capacity * EFFICIENCY * (1.0 - p.bg_level * bg_on))
-    mathis = np.where(
-        col(p.loss) > 0,
-        col(p.mathis_scale)
-        * _MATHIS_K[cc]
-        * 1.22
-        * MSS_BITS
-        / (rtt * np.sqrt(np.maximum(col(p.loss), 1e-12))),
-        np.inf,
-    )
-    r_comp = np.minimum(col(p.wmax) * 8 / rtt, mathis)
+    r_comp = col(uncapped_rate(p))
     r = np.minimum(col(p.cap), r_comp)
     m = col(p.comp_streams * comp_on)
     n_tot = n + m
@@ -309,7 +319,9 @@ class Simulator:
         self.min_rtt[mask] = np.inf
         self.capacity[mask] = self.params.capacity[mask]
         self.bg_on[mask] = (self.rng.random(k) < 0.5) * (self.params.bg_level[mask] > 0)
-        self.comp_on[mask] = (self.rng.random(k) < 0.5) * (self.params.comp_streams[mask] > 0)
+        self.comp_on[mask] = (self.rng.random(k) < self.cfg.p_competing_at_start) * (
+            self.params.comp_streams[mask] > 0
+        )
 
     def _advance_world(self) -> None:
         """Background on/off, competing transfer on/off, the capacity change."""
@@ -341,7 +353,7 @@ class Simulator:
         thr = mean_rate * np.maximum(
             1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
         )
-        loss = np.clip(loss + self._burst(n, r), 0.0, 0.3)
+        loss = np.clip(loss + self._burst(n, r, uncapped_rate(self.params)), 0.0, 0.3)
         segs = np.maximum(thr * mi / MSS_BITS, 1.0)
         lost = self.rng.poisson(np.minimum(segs * loss, 1e9))
         rtt_meas = rtt * (1.0 + 0.02 * np.abs(self.rng.standard_normal(self.n_envs)))
@@ -365,14 +377,17 @@ class Simulator:
             data_segs_out=segs,
         )
 
-    def _burst(self, n: F64, r: F64) -> F64:
+    def _burst(self, n: F64, r: F64, r_comp: F64) -> F64:
         """Slow-start overshoot loss of streams just added to a saturated link (none in an
-        episode's first MI), a third of the last MI's burst carried over."""
+        episode's first MI), a third of the last MI's burst carried over. The overflow is
+        shared by every flow in the drop-tail queue, so it is diluted by all the streams on
+        the link (a competing transfer's too) and counts their demand for saturation."""
         p = self.params
         c_avail = self.capacity * EFFICIENCY * (1.0 - p.bg_level * self.bg_on)
         added = np.where(self.n > 0, np.maximum(n - self.n, 0.0), 0.0)
-        saturated = n * r > c_avail
-        self.burst = np.where(saturated, p.ss_burst * added / n, 0.0) + self.burst / 3.0
+        m = p.comp_streams * self.comp_on
+        saturated = n * r + m * r_comp > c_avail
+        self.burst = np.where(saturated, p.ss_burst * added / (n + m), 0.0) + self.burst / 3.0
         return self.burst
 
     def utility_curve(self) -> tuple[F64, F64]:

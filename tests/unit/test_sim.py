@@ -98,3 +98,24 @@ def test_streams_added_to_a_full_link_cause_a_slow_start_loss_burst() -> None:
     loss = [float(sim.step(np.array([n])).loss_rate[0]) for n in (2, 7, 12, 17, 22, 22, 22)]
     assert loss[:4] == [0.0, 0.0, 0.0, 0.0]
     assert 0.02 < loss[4] < 0.04 and 0.005 < loss[5] < 0.015 and loss[6] < loss[5]
+
+
+def test_a_competing_transfer_saturates_the_link_and_dilutes_the_burst() -> None:
+    """Adding 5 capped streams is free on an idle link, but with a competing transfer filling
+    the queue it overflows it; the overflow is shared by all 15 streams on the link."""
+    from train.sim import SimConfig, Simulator, fixed_params
+
+    def losses(comp: int) -> list[float]:
+        sim = Simulator(1, SimConfig(), seed=3)
+        sim.reset(
+            np.ones(1, dtype=bool), fixed_params(1, cap=50e6, ss_burst=0.13, comp_streams=comp)
+        )
+        sim.comp_on[:] = 1.0
+        out = [float(sim.step(np.array([n])).loss_rate[0]) for n in (2, 7)]
+        assert sim.comp_on[0] == (1.0 if comp else 0.0)  # the seed keeps it on for both MIs
+        return out
+
+    assert losses(0) == [0.0, 0.0]
+    before, after = losses(8)
+    assert before < 0.002  # congestion loss of 10 streams in a full queue (a few segments)
+    assert 0.13 * 5 / 15 * 0.8 < after < 0.13 * 5 / 15 * 1.2 + 0.002
