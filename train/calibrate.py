@@ -36,6 +36,8 @@ PORT = 5771
 TOLERANCE = 0.15
 MEASURED = Path(__file__).resolve().parent / "data" / "calibration-testbed.json"
 """The testbed rows of the calibration table in the README (checked by the unit tests)."""
+HOLDOUT = MEASURED.with_name("calibration-holdout.json")
+"""Rows of a scenario the simulator's constants were not fitted on (lossy-500m-20ms)."""
 
 
 def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:

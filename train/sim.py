@@ -276,6 +276,10 @@ def steady(
     ours = np.where(saturated, np.minimum(ours_sat, n * r), n * r)
     # Congestion loss and queueing.
     p_loss_based = _CONG_A[np.minimum(cc, 1)] * (MSS_BITS * n_tot / (c_sat * rtt)) ** _CONG_EXP
+    # Under random loss the windows are already held down; the queue only adds the loss that
+    # brings the Mathis demand down to the capacity (p grows with the square of the excess).
+    p_excess = col(p.loss) * np.maximum((demand / c_sat) ** 2 - 1.0, 0.0)
+    p_loss_based = np.where(col(p.loss) > 0, np.minimum(p_loss_based, p_excess), p_loss_based)
     p_bbr = 0.003 * np.maximum(0.0, 1.5 - beta) * np.log2(1.0 + n_tot)
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
     loss = np.clip(col(p.loss) + p_cong, 0.0, 0.3)

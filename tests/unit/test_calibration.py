@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from train.calibrate import MEASURED, TOLERANCE, resimulate
+from train.calibrate import HOLDOUT, MEASURED, TOLERANCE, resimulate
 
 
 def _rows() -> list[dict]:
@@ -64,3 +64,18 @@ def test_congestion_loss_in_a_full_queue_within_a_factor_of_two() -> None:
         if not 0.5 <= r["sim_loss"] / r["testbed_loss"] <= 2.0
     ]
     assert not off, "congestion loss off by more than 2x: " + "; ".join(off)
+
+
+def test_holdout_scenario_as_measured() -> None:
+    """lossy-500m-20ms (500 Mbit/s, 20 ms, 0.05 %) was measured after the constants were
+    fitted. Throughput: the Mathis region runs 10-25 % high (cubic's constant here is nearer
+    1.0 than the fitted 1.16; training randomises it over 0.7-1.75), saturation within 1 %.
+    Loss in the saturated, lossy region within 2x."""
+    rows = resimulate(json.loads(HOLDOUT.read_text())["rows"])
+    assert sorted(r["streams"] for r in rows) == [1, 2, 4, 8, 16, 32, 64]
+    assert all(abs(r["error"]) <= 0.25 for r in rows), [round(r["error"], 3) for r in rows]
+    assert all(abs(r["error"]) <= 0.02 for r in rows if r["streams"] >= 16)
+    sat = [r for r in rows if r["streams"] >= 32]
+    assert all(0.5 <= r["sim_loss"] / r["testbed_loss"] <= 2.0 for r in sat), [
+        (r["sim_loss"], r["testbed_loss"]) for r in sat
+    ]
