@@ -106,10 +106,18 @@ class SimConfig:
     """Multiplier on the nominal Mathis limit under random loss (uniform): cubic's k spans 0.7
     to 1.75 (xfer's streams measured 1.16 on the testbed, single iperf3 runs up to 1.75 and
     more; train/calibrate.py, docs/learning.md)."""
-    ss_burst: tuple[float, float] = (0.0, 0.25)
-    """Slow-start overshoot (uniform): streams added to a saturated link overflow the queue
-    for a moment, a loss burst of ``ss_burst x added / N`` in that MI, a third of it in the
-    next. On the testbed (paper-fig1), 17 -> 22 streams gave 2.9 % then 1.0 % loss, i.e. 0.13."""
+    ss_burst: tuple[float, float] = (0.03, 0.15)
+    """Overshoot of paced (capped) streams added to a saturated link (uniform): a loss burst
+    of ``ss_burst x added / streams on the link`` in that MI, a third of it in the next.
+    Testbed, paper-fig1 (50 Mbit/s per stream): 17 -> 22 gave 0.9-2.6 % (0.04-0.11),
+    20 -> 21 0.5-0.6 % (0.10-0.12)."""
+    ss_burst_elastic: tuple[float, float] = (0.005, 0.04)
+    """The same for streams not held by a cap (their slow start yields as the queue fills).
+    Testbed, wan-1g-50ms: 2 -> 3, 2 -> 7, 8 -> 13, 16 -> 21 gave 0.007-0.022, once 0.067."""
+    start_burst: tuple[float, float] = (0.0, 0.08)
+    """Loss in a transfer's first MI when its own streams fill the link (all of them in slow
+    start at once; uniform). Testbed: 0.6-7.6 % (wan-1g-50ms with 2, 8 and 16 streams,
+    paper-fig1 with 20); none where the streams do not fill the link."""
     max_streams: int = 64
     """Largest stream count (the optimum search and the action clip)."""
     mi_s: float = 1.0
@@ -137,6 +145,8 @@ class NetParams:
     loss_scale: F64
     mathis_scale: F64
     ss_burst: F64
+    ss_burst_elastic: F64
+    start_burst: F64
 
     def take(self, i: int) -> dict[str, float]:
         """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
@@ -208,6 +218,8 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         loss_scale=_logu(rng, *cfg.loss_scale, n),
         mathis_scale=rng.uniform(*cfg.mathis_scale, n),
         ss_burst=rng.uniform(*cfg.ss_burst, n),
+        ss_burst_elastic=rng.uniform(*cfg.ss_burst_elastic, n),
+        start_burst=rng.uniform(*cfg.start_burst, n),
     )
 
 
@@ -221,6 +233,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         capacity=1e9, rtt=0.04, loss=0.0, cap=np.inf, wmax=16e6, buffer=0.5, cc=1,
         bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, cap_change_t=np.inf,
         cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0, ss_burst=0.0,
+        ss_burst_elastic=0.0, start_burst=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
     if unknown:
@@ -382,16 +395,21 @@ class Simulator:
         )
 
     def _burst(self, n: F64, r: F64, r_comp: F64) -> F64:
-        """Slow-start overshoot loss of streams just added to a saturated link (none in an
-        episode's first MI), a third of the last MI's burst carried over. The overflow is
-        shared by every flow in the drop-tail queue, so it is diluted by all the streams on
-        the link (a competing transfer's too) and counts their demand for saturation."""
+        """Slow-start overshoot loss of streams just added to a saturated link, a third of
+        the last MI's burst carried over; in the first MI, the start burst if our streams
+        alone fill the link. The overflow is shared by every flow in the drop-tail queue, so
+        it is diluted by all the streams on the link (a competing transfer's too) and counts
+        their demand for saturation. Paced streams held by their cap overshoot more than
+        elastic ones (measured: ``SimConfig.ss_burst`` vs ``ss_burst_elastic``)."""
         p = self.params
         c_avail = self.capacity * EFFICIENCY * (1.0 - p.bg_level * self.bg_on)
-        added = np.where(self.n > 0, np.maximum(n - self.n, 0.0), 0.0)
+        first = self.n <= 0
+        added = np.where(first, 0.0, np.maximum(n - self.n, 0.0))
         m = p.comp_streams * self.comp_on
         saturated = n * r + m * r_comp > c_avail
-        self.burst = np.where(saturated, p.ss_burst * added / (n + m), 0.0) + self.burst / 3.0
+        coef = np.where(p.cap < r_comp, p.ss_burst, p.ss_burst_elastic)
+        fresh = np.where(first, p.start_burst * (n * r > c_avail), coef * added / (n + m))
+        self.burst = np.where(saturated, fresh, 0.0) + self.burst / 3.0
         return self.burst
 
     def utility_curve(self) -> tuple[F64, F64]:

@@ -35,6 +35,8 @@ NAMED: dict[str, dict[str, float]] = {
     "500M 20ms cap20M": dict(capacity=500e6, rtt=0.02, cap=20e6),
     "1G 40ms bg 50%": dict(capacity=1e9, rtt=0.04, bg_level=0.5, bg_on_p=1.0, bg_off_p=0.0),
     "1G 40ms cap50M competing 8": dict(capacity=1e9, rtt=0.04, cap=50e6, comp_streams=8),
+    "paper-fig1 + testbed's ss burst": dict(capacity=1e9, rtt=0.04, cap=50e6, ss_burst=0.13),
+    "1G 40ms competing 8": dict(capacity=1e9, rtt=0.04, comp_streams=8),
 }
 
 

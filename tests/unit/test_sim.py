@@ -119,3 +119,24 @@ def test_a_competing_transfer_saturates_the_link_and_dilutes_the_burst() -> None
     before, after = losses(8)
     assert before < 0.002  # congestion loss of 10 streams in a full queue (a few segments)
     assert 0.13 * 5 / 15 * 0.8 < after < 0.13 * 5 / 15 * 1.2 + 0.002
+
+
+def test_elastic_streams_overshoot_less_and_a_full_start_bursts() -> None:
+    """Testbed (wan-1g-50ms, uncapped): 2 -> 7 streams lost 1.0-1.6 % in that MI, ten times
+    less per added stream than paced ones; a first MI whose streams fill the link lost
+    0.6-7.6 %, one whose streams do not (paper-fig1, 2 x 50 Mbit/s) none."""
+    from train.sim import SimConfig, Simulator, fixed_params
+
+    def losses(counts: tuple[int, ...], **kw: float) -> list[float]:
+        sim = Simulator(1, SimConfig(), seed=1)
+        sim.reset(np.ones(1, dtype=bool), fixed_params(1, **kw))
+        return [float(sim.step(np.array([n])).loss_rate[0]) for n in counts]
+
+    kw = dict(ss_burst=0.13, ss_burst_elastic=0.02, start_burst=0.05)
+    uncapped = losses((2, 2, 2, 2, 7), **kw)
+    assert 0.04 < uncapped[0] < 0.06  # two streams fill 1 Gbit/s from the first MI
+    assert uncapped[3] < 0.003  # what is left of it after three MIs (a third per MI)
+    assert 0.02 * 5 / 7 * 0.8 < uncapped[4] < 0.02 * 5 / 7 * 1.2 + 0.001
+    capped = losses((2, 2, 17, 22), cap=50e6, **kw)
+    assert capped[:3] == [0.0, 0.0, 0.0]
+    assert 0.13 * 5 / 22 * 0.8 < capped[3] < 0.13 * 5 / 22 * 1.2 + 0.003
