@@ -24,19 +24,27 @@ import numpy as np
 from policy.base import Controller, ControllerConfig
 from train.sim import F64, NetParams, SimConfig, Simulator, fixed_params, sample_params, utility_of
 
+SLOW_START: dict[str, float] = dict(
+    start_burst=0.03, ss_burst=0.08, ss_burst_elastic=0.015, ss_overshoot=4.0
+)
+"""Slow-start effects of every named network, mid-range of the testbed's measurements
+(``docs/learning.md``): without them a named network is a corner training never visits."""
+
 NAMED: dict[str, dict[str, float]] = {
-    "paper-fig1 (1G 40ms cap50M)": dict(capacity=1e9, rtt=0.04, cap=50e6),
-    "1G 40ms no cap": dict(capacity=1e9, rtt=0.04),
-    "10G 100ms 16MB buffers": dict(capacity=10e9, rtt=0.1, wmax=16e6),
-    "10G 2ms": dict(capacity=10e9, rtt=0.002),
-    "100M 200ms loss 0.1% reno": dict(capacity=100e6, rtt=0.2, loss=1e-3, cc=0),
-    "1G 100ms loss 1% cubic": dict(capacity=1e9, rtt=0.1, loss=1e-2),
-    "10G 50ms bbr 8MB": dict(capacity=10e9, rtt=0.05, cc=2, wmax=8e6),
-    "500M 20ms cap20M": dict(capacity=500e6, rtt=0.02, cap=20e6),
-    "1G 40ms bg 50%": dict(capacity=1e9, rtt=0.04, bg_level=0.5, bg_on_p=1.0, bg_off_p=0.0),
-    "1G 40ms cap50M competing 8": dict(capacity=1e9, rtt=0.04, cap=50e6, comp_streams=8),
-    "paper-fig1 + testbed's ss burst": dict(capacity=1e9, rtt=0.04, cap=50e6, ss_burst=0.13),
-    "1G 40ms competing 8": dict(capacity=1e9, rtt=0.04, comp_streams=8),
+    name: {**SLOW_START, **kw}
+    for name, kw in {
+        "paper-fig1 (1G 40ms cap50M)": dict(capacity=1e9, rtt=0.04, cap=50e6),
+        "1G 40ms no cap": dict(capacity=1e9, rtt=0.04),
+        "10G 100ms 16MB buffers": dict(capacity=10e9, rtt=0.1, wmax=16e6),
+        "10G 2ms": dict(capacity=10e9, rtt=0.002),
+        "100M 200ms loss 0.1% reno": dict(capacity=100e6, rtt=0.2, loss=1e-3, cc=0),
+        "1G 100ms loss 1% cubic": dict(capacity=1e9, rtt=0.1, loss=1e-2),
+        "10G 50ms bbr 8MB": dict(capacity=10e9, rtt=0.05, cc=2, wmax=8e6),
+        "500M 20ms cap20M": dict(capacity=500e6, rtt=0.02, cap=20e6),
+        "1G 40ms bg 50%": dict(capacity=1e9, rtt=0.04, bg_level=0.5, bg_on_p=1.0, bg_off_p=0.0),
+        "1G 40ms cap50M competing 8": dict(capacity=1e9, rtt=0.04, cap=50e6, comp_streams=8),
+        "1G 40ms competing 8": dict(capacity=1e9, rtt=0.04, comp_streams=8),
+    }.items()
 }
 
 
