@@ -1,17 +1,18 @@
 """Pick the better of several trained runs and ship it as ``policy/weights/default.pt``.
 
-    python3 -m train.ship RUN_DIR [RUN_DIR...]
+    python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
-the highest mean utility ratio on the held-out simulated networks wins; its checkpoint is
+the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
+and a ``--note`` when the choice was made elsewhere, e.g. by ``xfer evaluate --testbed``); its checkpoint is
 re-saved with the evaluation of every candidate in ``meta`` and the record
 ``policy/weights/default.json`` (config, seed, training time, evaluation tables) is written.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +26,15 @@ def candidate(run: Path) -> dict[str, Any]:
     return {"run": str(run), "kind": ckpt["arch"]["kind"], "meta": ckpt["meta"], "eval": ev}
 
 
-def ship(runs: list[Path], dest: Path = DEFAULT_CHECKPOINT) -> dict[str, Any]:
+def ship(
+    runs: list[Path], dest: Path = DEFAULT_CHECKPOINT, note: str | None = None
+) -> dict[str, Any]:
     """Ship the best run; return the record written next to the checkpoint."""
     cands = [candidate(r) for r in runs]
     best = max(cands, key=lambda c: c["eval"]["random"]["utility_ratio_mean"])
     net, ckpt = load_checkpoint(Path(best["run"]) / "policy.pt")
     record = {
-        "shipped": {"kind": best["kind"], "from_run": best["run"]},
+        "shipped": {"kind": best["kind"], "from_run": best["run"], "selection": note},
         "training": best["meta"],
         "evaluation": best["eval"],
         "comparison": [
@@ -54,9 +57,11 @@ def ship(runs: list[Path], dest: Path = DEFAULT_CHECKPOINT) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python3 -m train.ship RUN_DIR [RUN_DIR...]")
-    rec = ship([Path(a) for a in sys.argv[1:]])
+    ap = argparse.ArgumentParser(description="ship a trained run as the default policy")
+    ap.add_argument("runs", nargs="+", type=Path, help="run directories from xfer train")
+    ap.add_argument("--note", help="how the shipped run was chosen (kept in the record)")
+    a = ap.parse_args()
+    rec = ship(a.runs, note=a.note)
     print(
         f"shipped {rec['shipped']['kind']} from {rec['shipped']['from_run']} -> {DEFAULT_CHECKPOINT}"
     )

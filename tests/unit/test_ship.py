@@ -1,0 +1,46 @@
+"""train.ship: the better run by held-out utility becomes the default, with its record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from policy.features import FeatureConfig
+from policy.ppo import ActorCritic, load_checkpoint, mlp_arch, save_checkpoint
+from train.ship import ship
+
+
+def _run(tmp_path: Path, name: str, mean: float, seed: int) -> Path:
+    run = tmp_path / name
+    run.mkdir()
+    torch.manual_seed(seed)
+    net = ActorCritic(mlp_arch(FeatureConfig(history=2), (8,)))
+    save_checkpoint(run / "policy.pt", net, {"seed": seed, "timesteps": 1000})
+    ev = {"random": {"utility_ratio_mean": mean}, "named": [{"network": "paper-fig1"}]}
+    (run / "eval.json").write_text(json.dumps(ev))
+    return run
+
+
+def test_ships_the_higher_held_out_mean_and_records_why(tmp_path: Path) -> None:
+    a = _run(tmp_path, "a", 0.91, seed=1)
+    b = _run(tmp_path, "b", 0.95, seed=2)
+    dest = tmp_path / "weights" / "default.pt"
+    dest.parent.mkdir()
+    rec = ship([a, b], dest, note="testbed evaluate, 2 runs")
+    assert rec["shipped"] == {
+        "kind": "mlp",
+        "from_run": str(b),
+        "selection": "testbed evaluate, 2 runs",
+    }
+    assert [c["run"] for c in rec["comparison"]] == [str(a), str(b)]
+    assert json.loads(dest.with_suffix(".json").read_text()) == rec
+    shipped, ckpt = load_checkpoint(dest)
+    ref, _ = load_checkpoint(b / "policy.pt")
+    for p, q in zip(shipped.state_dict().values(), ref.state_dict().values(), strict=True):
+        torch.testing.assert_close(p, q)
+    assert (
+        ckpt["meta"]["seed"] == 2
+        and ckpt["meta"]["evaluation"]["random"]["utility_ratio_mean"] == 0.95
+    )
