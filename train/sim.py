@@ -88,8 +88,13 @@ class SimConfig:
     """Background load when on, fraction of capacity."""
     p_competing: float = 0.35
     """Fraction of environments with a competing TCP transfer (on/off)."""
-    competing_streams: tuple[int, int] = (1, 16)
+    competing_streams: tuple[int, int] = (1, 24)
     """Streams of the competing transfer."""
+    p_competing_paced: float = 0.5
+    """Fraction of competing transfers whose streams are paced: at our cap when we have one
+    (two transfers with the same ``--stream-rate``, the paper's Fig. 3), else at capacity /
+    U(``cap_divisor``). Their streams then sit at the cap as ours do, so a link can be exactly
+    full with no loss, and when they leave nothing but the RTT tells (testbed fig3)."""
     p_competing_at_start: float = 0.5
     """Probability that the competing transfer is already running when an episode starts (a
     transfer joining a busy link must probe: from its first MIs it cannot tell a link it
@@ -147,6 +152,7 @@ class NetParams:
     bg_on_p: F64
     bg_off_p: F64
     comp_streams: F64
+    comp_cap: F64
     cap_change_t: F64
     cap_change_f: F64
     noise: F64
@@ -222,6 +228,11 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         bg_on_p=rng.uniform(0.02, 0.15, n),
         bg_off_p=rng.uniform(0.02, 0.15, n),
         comp_streams=np.where(has_comp, rng.integers(*cfg.competing_streams, n, endpoint=True), 0),
+        comp_cap=np.where(
+            has_comp & (rng.random(n) < cfg.p_competing_paced),
+            np.where(capped, np.maximum(per_stream, 2e6), cap / rng.uniform(*cfg.cap_divisor, n)),
+            np.inf,
+        ),
         cap_change_t=np.where(changes, rng.uniform(8, 80, n), np.inf),
         cap_change_f=_logu(rng, *cfg.capacity_change, n),
         noise=rng.uniform(*cfg.noise, n),
@@ -243,7 +254,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
     """
     base: dict[str, float] = dict(
         capacity=1e9, rtt=0.04, loss=0.0, cap=np.inf, wmax=16e6, buffer=0.5, cc=1,
-        bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, cap_change_t=np.inf,
+        bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, comp_cap=np.inf, cap_change_t=np.inf,
         cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0, ss_burst=0.0,
         ss_burst_elastic=0.0, start_burst=0.0, ss_overshoot=1.0, overshoot_decay=0.5,
     )  # fmt: skip
@@ -284,19 +295,20 @@ def steady(
     c_avail = col(capacity * EFFICIENCY * (1.0 - p.bg_level * bg_on))
     r_comp = col(uncapped_rate(p))
     r = np.minimum(col(p.cap), r_comp)
+    r_m = np.minimum(col(p.comp_cap), r_comp)  # a competing stream's limit
     m = col(p.comp_streams * comp_on)
     n_tot = n + m
     sat_util = (
         1.0 - _SAWTOOTH_A[cc] * np.maximum(0.0, 1.0 - beta * np.sqrt(np.maximum(n_tot, 1))) ** 2
     )
     c_sat = c_avail * sat_util
-    demand = n * r + m * r_comp
+    demand = n * r + m * r_m
     saturated = demand > c_sat
     share = c_sat / np.maximum(n_tot, 1)
     ours_sat = np.where(
-        share <= np.minimum(r, r_comp),
+        share <= np.minimum(r, r_m),
         n * share,
-        np.where(r <= r_comp, n * r, np.maximum(c_sat - m * r_comp, 0.0)),
+        np.where(r <= r_m, n * r, np.maximum(c_sat - m * r_m, 0.0)),
     )
     ours = np.where(saturated, np.minimum(ours_sat, n * r), n * r)
     # Congestion loss and queueing.
@@ -432,7 +444,7 @@ class Simulator:
         first = self.n <= 0
         added = np.where(first, 0.0, np.maximum(n - self.n, 0.0))
         m = p.comp_streams * self.comp_on
-        saturated = n * r + m * r_comp > c_avail
+        saturated = n * r + m * np.minimum(p.comp_cap, r_comp) > c_avail
         coef = np.where(p.cap < r_comp, p.ss_burst, p.ss_burst_elastic)
         fresh = np.where(first, p.start_burst * (n * r > c_avail), coef * added / (n + m))
         self.burst = np.where(saturated, fresh, 0.0) + self.burst / 3.0

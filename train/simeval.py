@@ -44,6 +44,9 @@ NAMED: dict[str, dict[str, float]] = {
         "1G 40ms bg 50%": dict(capacity=1e9, rtt=0.04, bg_level=0.5, bg_on_p=1.0, bg_off_p=0.0),
         "1G 40ms cap50M competing 8": dict(capacity=1e9, rtt=0.04, cap=50e6, comp_streams=8),
         "1G 40ms competing 8": dict(capacity=1e9, rtt=0.04, comp_streams=8),
+        "fig3-like: cap50M, 17 paced competing": dict(
+            capacity=1e9, rtt=0.04, cap=50e6, comp_streams=17, comp_cap=50e6
+        ),
     }.items()
 }
 

@@ -161,3 +161,22 @@ def test_new_streams_overshoot_their_mathis_rate_under_random_loss() -> None:
     assert over[1] > 3 * none[1]
     assert abs(over[-1] - none[-1]) < 0.1 * none[-1]  # gone once the streams settle
     assert thr(4.5, loss=0.0) == pytest.approx(thr(1.0, loss=0.0), rel=1e-9)  # queue-limited
+
+
+def test_a_paced_competitor_can_fill_the_link_exactly_and_leave_without_a_trace() -> None:
+    """fig3 on the testbed: 2 paced streams joining 17 others at 50 Mbit/s get their cap with
+    no loss and (paced flows do not queue) RTT near the base; once the others leave nothing
+    changes for them. Only probing with more streams tells the two apart."""
+    from train.sim import steady
+
+    p = fixed_params(1, cap=50e6, comp_streams=17, comp_cap=50e6)
+    n = np.array([2.0])
+    busy = steady(p, p.capacity, np.zeros(1), np.ones(1), n)
+    free = steady(p, p.capacity, np.zeros(1), np.zeros(1), n)
+    assert busy[0][0] == pytest.approx(100e6) and free[0][0] == pytest.approx(100e6)
+    assert busy[1][0] == 0.0 and free[1][0] == 0.0
+    assert busy[2][0] < 1.2 * free[2][0]
+    crowded = steady(p, p.capacity, np.zeros(1), np.ones(1), np.array([8.0]))
+    assert crowded[0][0] < 8 * 50e6 and crowded[1][0] > 0  # 25 x 50 Mbit/s overfill 950
+    alone = steady(p, p.capacity, np.zeros(1), np.zeros(1), np.array([8.0]))
+    assert alone[0][0] == pytest.approx(8 * 50e6) and alone[1][0] == 0.0
