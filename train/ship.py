@@ -4,9 +4,10 @@
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
-and a ``--note`` when the choice was made elsewhere, e.g. by ``xfer evaluate --testbed``); its checkpoint is
-re-saved with the evaluation of every candidate in ``meta`` and the record
-``policy/weights/default.json`` (config, seed, training time, evaluation tables) is written.
+and a ``--note`` when the choice was made elsewhere, e.g. by ``xfer evaluate --testbed``);
+its checkpoint is re-saved with the evaluation of every candidate in ``meta`` and the record
+``policy/weights/default.json`` (config, seed, training time, evaluation tables, the note)
+is written.
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ class SimConfig:
     """Fraction of competing transfers whose streams are paced: at our cap when we have one
     (two transfers with the same ``--stream-rate``, the paper's Fig. 3), else at capacity /
     U(``cap_divisor``). Their streams then sit at the cap as ours do, so a link can be exactly
-    full with no loss, and when they leave nothing but the RTT tells (testbed fig3)."""
+    full with no loss and no queue, and when they leave nothing changes for us: only probing
+    with more streams tells (testbed fig3)."""
     p_competing_at_start: float = 0.5
     """Probability that the competing transfer is already running when an episode starts (a
     transfer joining a busy link must probe: from its first MIs it cannot tell a link it

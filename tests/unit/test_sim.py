@@ -91,7 +91,6 @@ def test_signal_vector_matches_measurement() -> None:
 def test_streams_added_to_a_full_link_cause_a_slow_start_loss_burst() -> None:
     """paper-fig1 on the testbed: 17 -> 22 streams (50 Mbit/s each, 1 Gbit/s link) lost 2.9 %
     in that MI and 1.0 % in the next; below saturation adding streams costs nothing."""
-    from train.sim import SimConfig, Simulator, fixed_params
 
     sim = Simulator(1, SimConfig(), seed=0)
     sim.reset(np.ones(1, dtype=bool), fixed_params(1, cap=50e6, ss_burst=0.13))
@@ -103,7 +102,6 @@ def test_streams_added_to_a_full_link_cause_a_slow_start_loss_burst() -> None:
 def test_a_competing_transfer_saturates_the_link_and_dilutes_the_burst() -> None:
     """Adding 5 capped streams is free on an idle link, but with a competing transfer filling
     the queue it overflows it; the overflow is shared by all 15 streams on the link."""
-    from train.sim import SimConfig, Simulator, fixed_params
 
     def losses(comp: int) -> list[float]:
         sim = Simulator(1, SimConfig(), seed=3)
@@ -125,7 +123,6 @@ def test_elastic_streams_overshoot_less_and_a_full_start_bursts() -> None:
     """Testbed (wan-1g-50ms, uncapped): 2 -> 7 streams lost 1.0-1.6 % in that MI, ten times
     less per added stream than paced ones; a first MI whose streams fill the link lost
     0.6-7.6 %, one whose streams do not (paper-fig1, 2 x 50 Mbit/s) none."""
-    from train.sim import SimConfig, Simulator, fixed_params
 
     def losses(counts: tuple[int, ...], **kw: float) -> list[float]:
         sim = Simulator(1, SimConfig(), seed=1)
@@ -145,7 +142,6 @@ def test_elastic_streams_overshoot_less_and_a_full_start_bursts() -> None:
 def test_new_streams_overshoot_their_mathis_rate_under_random_loss() -> None:
     """lossy-1g-50ms on the testbed: 2 streams carried 84 Mbit/s in their first MI and 7
     (5 of them new) 319 in the next, against a steady 10.3 Mbit/s per stream."""
-    from train.sim import SimConfig, Simulator, fixed_params
 
     def thr(ovs: float, loss: float = 1e-3) -> list[float]:
         sim = Simulator(1, SimConfig(), seed=0)
@@ -167,7 +163,6 @@ def test_a_paced_competitor_can_fill_the_link_exactly_and_leave_without_a_trace(
     """fig3 on the testbed: 2 paced streams joining 17 others at 50 Mbit/s get their cap with
     no loss and (paced flows do not queue) RTT near the base; once the others leave nothing
     changes for them. Only probing with more streams tells the two apart."""
-    from train.sim import steady
 
     p = fixed_params(1, cap=50e6, comp_streams=17, comp_cap=50e6)
     n = np.array([2.0])
