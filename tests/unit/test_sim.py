@@ -175,3 +175,32 @@ def test_a_paced_competitor_can_fill_the_link_exactly_and_leave_without_a_trace(
     assert crowded[0][0] < 8 * 50e6 and crowded[1][0] > 0  # 25 x 50 Mbit/s overfill 950
     alone = steady(p, p.capacity, np.zeros(1), np.zeros(1), np.array([8.0]))
     assert alone[0][0] == pytest.approx(8 * 50e6) and alone[1][0] == 0.0
+
+
+def test_congestion_loss_comes_in_events_and_the_queue_empties_after_one() -> None:
+    """fast-3g-10ms on the testbed, 2 cubic streams: loss in 11-17 % of the MIs, the MI after
+    a loss event shows an RTT ratio near 1 (the queue drained); with 16 streams loss in
+    nearly every MI. The means of loss and throughput stay steady()'s (U* is computed from
+    them)."""
+    e, t_end = 64, 120
+    for n, frac_lo, frac_hi in ((2, 0.05, 0.3), (16, 0.85, 1.0)):
+        sim = Simulator(e, SimConfig(), seed=3)
+        p = fixed_params(e, capacity=3e9, rtt=0.01)
+        sim.reset(np.ones(e, dtype=bool), p)
+        loss, rttr, thr = [], [], []
+        for _ in range(t_end):
+            m = sim.step(np.full(e, float(n)))
+            loss.append(m.loss_rate)
+            rttr.append(m.rtt_ratio)
+            thr.append(m.throughput_bps)
+        lo, rr, th = np.array(loss[10:]), np.array(rttr[10:]), np.array(thr[10:])
+        assert frac_lo <= (lo > 0).mean() <= frac_hi
+        z = np.zeros(e)
+        want_thr, want, _, _ = steady(p, p.capacity, z, z, np.full(e, float(n)))
+        assert lo.mean() == pytest.approx(want[0], rel=0.15)
+        assert th[30:].mean() == pytest.approx(want_thr[0], rel=0.01)
+        if n == 2:
+            after = rr[1:][lo[:-1] > 0]
+            quiet = rr[1:][(lo[:-1] == 0)]
+            assert after.mean() < quiet.mean() - 0.1
+            assert np.percentile(after, 25) < 1.15
