@@ -134,6 +134,11 @@ class SimConfig:
     first MI; streams added one MI later about 5x."""
     overshoot_decay: tuple[float, float] = (0.3, 0.7)
     """Per-MI decay of the slow-start excess (uniform)."""
+    sawtooth: bool = True
+    """Congestion loss in sawtooth events with a queue dip after each
+    (:meth:`Simulator._sawtooth`). False: a constant loss rate per MI and a steady queue, the
+    simulator the shipped policy was trained on (``configs/train/default.toml``; its draws
+    are then exactly those of that simulator)."""
     queue_dip: tuple[float, float] = (0.5, 1.0)
     """Depth of the sawtooth's queue dip after a congestion event, as a fraction of the
     modelled one (uniform; see :meth:`Simulator._sawtooth`)."""
@@ -250,7 +255,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         start_burst=rng.uniform(*cfg.start_burst, n),
         ss_overshoot=rng.uniform(*cfg.ss_overshoot, n),
         overshoot_decay=rng.uniform(*cfg.overshoot_decay, n),
-        queue_dip=rng.uniform(*cfg.queue_dip, n),
+        queue_dip=rng.uniform(*cfg.queue_dip, n) if cfg.sawtooth else np.ones(n),
     )
 
 
@@ -407,7 +412,8 @@ class Simulator:
         thr = mean_rate * np.maximum(
             1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
         )
-        loss, rtt = self._sawtooth(n, loss, rtt)
+        if self.cfg.sawtooth:
+            loss, rtt = self._sawtooth(n, loss, rtt)
         loss = np.clip(loss + self._burst(n, r, uncapped_rate(self.params)), 0.0, 0.3)
         segs = np.maximum(thr * mi / MSS_BITS, 1.0)
         lost = self.rng.poisson(np.minimum(segs * loss, 1e9))
