@@ -102,7 +102,7 @@ def run_one(
 
 def run_median(
     tb: Any, n: int, seconds: float, cap: str | None, cc: str, repeat: int
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """``repeat`` runs of :func:`run_one`; the median throughput and loss (under random loss a
     few streams see only tens of loss events in a run, so one run is noisy)."""
     runs = [run_one(tb, n, seconds, cap, cc) for _ in range(repeat)]
