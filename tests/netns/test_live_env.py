@@ -112,7 +112,15 @@ def test_finetune_interrupted_cleans_up(tmp_path: Path) -> None:
     out = tmp_path / "ft"
     args = ["train", "--finetune", str(DEFAULT_CHECKPOINT), "--live", SCENARIO, "--episodes",
             "5", "--episode-mi", "10", "--ustar", "900", "--out", str(out)]  # fmt: skip
-    proc = subprocess.Popen(CLI + args, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's disposition is inherited: under a runner that ignores SIGINT (a background job
+    # of a non-interactive shell) Python leaves it ignored and the run would go on, as it
+    # should under nohup. The test is about a user's Ctrl-C, so the child gets the default.
+    proc = subprocess.Popen(
+        CLI + args,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # wait until the first episode runs
         if line.startswith("finetune: ") and "episodes x" in line:
