@@ -449,6 +449,10 @@ class Simulator:
         self.boost = np.where((p.loss > 0) & (p.cc != 2), fresh, 0.0)
         return self.boost
 
+    def _available(self) -> F64:
+        """Capacity left to the TCP flows this MI (goodput efficiency, background load)."""
+        return self.capacity * EFFICIENCY * (1.0 - self.params.bg_level * self.bg_on)
+
     def _sawtooth(self, n: F64, loss: F64, rtt: F64) -> tuple[F64, F64]:
         """Per-MI signals of a saturated loss-based link: congestion loss comes in events,
         and the queue empties after one and refills.
@@ -468,16 +472,15 @@ class Simulator:
         model: 0.06-0.18, 0.32-0.55, 0.61-0.95, 0.91-1.00); with 1-2 streams the MI after a
         loss event has an RTT ratio of 1.04-1.16 where the mean is 1.1-1.2 (model: 1.08-1.10;
         ``docs/learning.md``). The testbed's throughput also dips after an event with 1-2
-        streams (0.75-0.96 of the median); modelling that too made the retrained policy add more streams on the testbed
-        (fast-3g-10ms 0.848 against 0.920 without it), so it is left out. BBR and
-        unsaturated links keep :func:`steady`'s smooth values."""
+        streams (0.75-0.96 of the median); modelling that too made the retrained policy add
+        more streams on the testbed (fast-3g-10ms 0.848 against 0.920 without it), so it is
+        left out. BBR and unsaturated links keep :func:`steady`'s smooth values."""
         p, mi = self.params, self.cfg.mi_s
         m = p.comp_streams * self.comp_on
         n_tot = n + m
         cong = np.maximum(loss - p.loss, 0.0)
         active = (cong > 0) & (p.cc != 2)
-        c_avail = self.capacity * EFFICIENCY * (1.0 - p.bg_level * self.bg_on)
-        w = np.maximum(c_avail * p.rtt * (1.0 + p.buffer) / (MSS_BITS * n_tot), 2.0)
+        w = np.maximum(self._available() * p.rtt * (1.0 + p.buffer) / (MSS_BITS * n_tot), 2.0)
         reno = p.cc == 0
         b = _BACKOFF[np.minimum(p.cc, 1)]
         t_linear = b * w / np.where(reno, 1.0, 3.0 * b / (2.0 - b)) * p.rtt
@@ -491,13 +494,13 @@ class Simulator:
         dip = np.minimum(
             1.0, p.queue_dip * b * (1.0 + p.buffer) / p.buffer * np.minimum(n_tot, 2.0) / n_tot
         )
-        # Each event is a triangle: a dip of depth ``dip`` that refills linearly in a cycle.
-        refill = cycle
-        kept = np.maximum(self.qdip - mi / refill, 0.0)
-        in_mi = k_all * dip * np.minimum(1.0, dip * refill / mi) / 2.0
+        # Each event is a triangle: a dip of depth ``dip`` that refills linearly in a cycle
+        # (so it lasts ``dip x cycle``; events come at ``n_tot / cycle``).
+        kept = np.maximum(self.qdip - mi / cycle, 0.0)
+        in_mi = k_all * dip * np.minimum(1.0, dip * cycle / mi) / 2.0
         avg = np.minimum(0.5 * (self.qdip + kept) + in_mi, 1.0)
-        last = np.where(k_all > 0, np.maximum(dip - 0.5 * mi / refill, 0.0), 0.0)
-        mean_dip = np.minimum(0.9, n_tot / cycle * dip**2 * refill / 2.0)
+        last = np.where(k_all > 0, np.maximum(dip - 0.5 * mi / cycle, 0.0), 0.0)
+        mean_dip = np.minimum(0.9, n_tot * dip**2 / 2.0)
         fill = (rtt / p.rtt - 1.0) / p.buffer
         top = np.minimum(1.0, fill / (1.0 - mean_dip))
         self.qdip = np.where(active, np.minimum(np.maximum(kept, last), 1.0), 0.0)
@@ -512,7 +515,7 @@ class Simulator:
         their demand for saturation. Paced streams held by their cap overshoot more than
         elastic ones (measured: ``SimConfig.ss_burst`` vs ``ss_burst_elastic``)."""
         p = self.params
-        c_avail = self.capacity * EFFICIENCY * (1.0 - p.bg_level * self.bg_on)
+        c_avail = self._available()
         first = self.n <= 0
         added = np.where(first, 0.0, np.maximum(n - self.n, 0.0))
         m = p.comp_streams * self.comp_on
