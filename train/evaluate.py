@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,26 @@ def scenario_experiment(
     )
 
 
+def run_dir_name(spec: str) -> str:
+    """Directory (under ``--out``) of one scenario spec ``NAME[@RATE]`` or ``PATH[@RATE]``:
+    the scenario's own name, plus ``-at-RATE``. Never the spec itself: joining an absolute
+    path onto ``--out`` would give the scenario file's own path."""
+    from testbeds import load_scenario
+
+    name, _, rate = spec.partition("@")
+    base = load_scenario(name).name
+    return f"{base}-at-{re.sub(r'[^A-Za-z0-9_.-]', '_', rate)}" if rate else base
+
+
+def run_dirs(scenarios: list[str]) -> list[str]:
+    """:func:`run_dir_name` of every spec; ValueError when two would share a directory."""
+    dirs = [run_dir_name(scn) for scn in scenarios]
+    if len(set(dirs)) != len(dirs):
+        clash = sorted({d for d in dirs if dirs.count(d) > 1})
+        raise ValueError(f"two scenarios share the name {', '.join(clash)}: their runs would mix")
+    return dirs
+
+
 def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[str, Any]:
     """The evaluation entry of one scenario, from the experiment's summary.json."""
     best = summary.get("best_fixed") or {}
@@ -159,10 +180,10 @@ def evaluate(
     policy = policies[0]
     result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}
     per: dict[str, Any] = {}
-    for scn in scenarios:
+    for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
         exp = scenario_experiment(scn, policies, duration_s, sweep, repetitions)
         echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
-        summary = run_experiment(exp, out_dir / scn.replace("@", "-at-"), resume=resume, echo=echo)
+        summary = run_experiment(exp, out_dir / sub, resume=resume, echo=echo)
         per[scn] = scenario_rows(summary, exp.policies)
     result["scenarios"] = per
     ratios = [
@@ -242,7 +263,8 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
     try:
         for name in names:
             load_scenario(name.partition("@")[0])
-    except ScenarioError as exc:
+        run_dirs(names)
+    except (ScenarioError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--scenarios") from None
 
     def echo(s: str) -> None:
