@@ -147,6 +147,8 @@ def run_dirs(scenarios: list[str]) -> list[str]:
 
 def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[str, Any]:
     """The evaluation entry of one scenario, from the experiment's summary.json."""
+    from train.suite_eval import run_ratios
+
     best = summary.get("best_fixed") or {}
     controllers = {}
     for p in policies:
@@ -158,6 +160,7 @@ def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[st
             "mean_throughput_bps": s.get("mean_throughput_bps"),
             "loss_rate": s.get("loss_rate"),
             "mean_streams": s.get("mean_streams"),
+            "run_ratios": run_ratios(summary, p),
         }
     return {"best_fixed": best, "controllers": controllers}
 
@@ -249,8 +252,8 @@ def parse_counts(text: str) -> tuple[int, ...]:
     return values
 
 
-def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep: tuple[int, ...],
-             repetitions: int, out: Path, resume: bool) -> dict[str, Any]:  # fmt: skip
+def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
+    """Bad controller specs and scenarios fail here, before anything runs."""
     from policy.base import ControllerConfig, make_controller
     from testbeds import ScenarioError, load_scenario
 
@@ -259,13 +262,18 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
             make_controller(spec, ControllerConfig())
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--policy") from None
-    names = names or default_scenarios()
     try:
         for name in names:
             load_scenario(name.partition("@")[0])
         run_dirs(names)
     except (ScenarioError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--scenarios") from None
+
+
+def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep: tuple[int, ...],
+             repetitions: int, out: Path, resume: bool) -> dict[str, Any]:  # fmt: skip
+    names = names or default_scenarios()
+    _testbed_checks(policies, names)
 
     def echo(s: str) -> None:
         click.echo(s, err=True)
@@ -275,6 +283,30 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
     out.mkdir(parents=True, exist_ok=True)
     (out / "evaluate.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float,
+           sweep: tuple[int, ...], repetitions: int, out: Path, resume: bool,
+           json_out: str | None) -> None:  # fmt: skip
+    from testbeds import ScenarioError
+    from testbeds.suite import suite_scenarios
+    from train.suite_eval import print_suite, run_suite
+
+    try:
+        names = suite_scenarios(suite, set_name)
+    except ScenarioError as exc:
+        raise click.BadParameter(str(exc), param_hint="--suite") from None
+    _testbed_checks(policies, names)
+    result = run_suite(policies, suite, set_name, duration, sweep, out, repetitions=repetitions,
+                       resume=resume, echo=lambda s: click.echo(s, err=True))  # fmt: skip
+    text = json.dumps(result, indent=1)
+    (out / f"{result['suite']}-{set_name}" / "evaluate.json").write_text(text)
+    if json_out is None:
+        print_suite(result)
+        return
+    click.echo(text)
+    if json_out != "-":
+        Path(json_out).write_text(text)
 
 
 @click.command("evaluate")
@@ -310,7 +342,20 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
     help="Testbed: fixed stream counts to sweep.",
 )
 @click.option(
+    "--suite",
+    help="Testbed: a scenario suite (configs/suites/NAME) instead of --scenarios; see --set.",
+)
+@click.option(
+    "--set",
+    "set_name",
+    type=click.Choice(["validation", "test", "named"]),
+    default="validation",
+    show_default=True,
+    help="With --suite: which set (test: only for a candidate about to ship, once).",
+)
+@click.option(
     "--repetitions",
+    "--repeat",
     default=1,
     show_default=True,
     type=click.IntRange(1, 20),
@@ -342,11 +387,17 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
 )
 def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
                  scenario_list: tuple[str, ...], duration: float, sweep_text: str,
-                 repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
+                 suite: str | None, set_name: str, repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
                  json_out: str | None) -> None:  # fmt: skip
     """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
     simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
     names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
+    if suite:
+        if names or sim:
+            raise click.UsageError("--suite takes no --scenarios/--scenario and no --sim")
+        _suite(policies or ("ppo",), suite, set_name, duration, parse_counts(sweep_text),
+               repetitions, Path(out_dir), resume, json_out)  # fmt: skip
+        return
     if sim is None:
         sim = not names
     if sim:

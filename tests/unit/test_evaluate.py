@@ -81,3 +81,70 @@ def test_two_specs_with_one_name_are_refused(tmp_path: Path) -> None:
         ],
     )
     assert res.exit_code != 0 and "share the name same" in res.output
+
+
+def _row(ratio: float | None, runs: list[float], gd: float, bo: float) -> dict[str, Any]:
+    return {
+        "best_fixed": {"utility_streams": 4},
+        "controllers": {
+            "ppo": {"utility_ratio": ratio, "run_ratios": runs},
+            "gd": {"utility_ratio": gd, "run_ratios": []},
+            "bo": {"utility_ratio": bo, "run_ratios": []},
+        },
+    }
+
+
+def test_summarize_set_numbers() -> None:
+    from train.suite_eval import summarize_set
+
+    result = {
+        "policy": "ppo",
+        "scenarios": {
+            "a": _row(1.0, [0.96, 1.05], 0.9, 0.8),  # beats both; 0.09 apart: not bimodal
+            "b": _row(0.6, [0.4, 0.8], 0.7, 0.5),  # beats BO only; bimodal
+            "c": _row(0.92, [0.92, 0.92], 0.95, 0.99),  # beats neither
+            "d": _row(None, [], 0.5, 0.5),  # no best fixed N: not scored
+        },
+    }
+    s = summarize_set(result)
+    assert s["scenarios"] == 4 and s["scored"] == 3
+    assert s["mean"] == pytest.approx((1.0 + 0.6 + 0.92) / 3) and s["min"] == 0.6
+    assert s["worst"] == "b" and s["share_ge_090"] == pytest.approx(2 / 3)
+    assert s["beats_gd"] == pytest.approx(1 / 3) and s["beats_bo"] == pytest.approx(2 / 3)
+    assert s["beats_both"] == pytest.approx(1 / 3)
+    assert s["runs"] == 6 and s["runs_min_per_scenario"] == 0
+    assert s["spread"] == {"b": [0.4, 0.8]}
+
+
+def test_run_ratios_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.test_metrics import make_run
+    from train.suite_eval import run_ratios
+
+    runs = {"r1": make_run("ppo", [100, 100], utility=[50, 50]),
+            "r2": make_run("ppo", [100, 100], utility=[100, 60])}  # fmt: skip
+    monkeypatch.setattr("xfer.runlog.read_run", lambda p: runs[p])
+    summary = {"best_fixed": {"mean_utility": 100.0}, "policies": {"ppo": {"logs": ["r1", "r2"]}}}
+    assert run_ratios(summary, "ppo") == [0.5, 0.8]
+    assert run_ratios({"best_fixed": None, "policies": {}}, "ppo") == []
+
+
+def test_suite_option_runs_one_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, Path]] = []
+    monkeypatch.setattr("xfer.experiment.run_experiment", _fake_runner(calls))
+    out = tmp_path / "out"
+    args = ["--suite", "gen-v1", "--set", "named", "--repeat", "2", "--policy", "fixed:2",
+            "--sweep", "1,2", "--out", str(out), "--json"]  # fmt: skip
+    res = CliRunner().invoke(ev.evaluate_cmd, args)
+    assert res.exit_code == 0, res.output
+    import json
+
+    result = json.loads(res.stdout)
+    assert result["suite"] == "gen-v1" and result["set"] == "named"
+    assert result["repetitions"] == 2 and len(calls) == 6
+    assert all(c[1].parent == out / "gen-v1-named" for c in calls)
+    assert result["summary"]["mean"] == 1.0 and result["summary"]["scenarios"] == 6
+    assert (out / "gen-v1-named" / "evaluate.json").is_file()
+    bad = CliRunner().invoke(ev.evaluate_cmd, ["--suite", "gen-v1", "--scenario", "paper-fig1"])
+    assert bad.exit_code != 0 and "--suite takes no" in bad.output
+    bad = CliRunner().invoke(ev.evaluate_cmd, ["--suite", "nope", "--out", str(out)])
+    assert bad.exit_code != 0 and "no suite 'nope'" in bad.output
