@@ -152,7 +152,20 @@ def recv_cmd(
 )
 @click.option("--transport", type=click.Choice(["tcp", "mptcp"]), default="tcp", show_default=True)
 @click.option("--dest", default="", help="Sub-directory of the receiver's root to write into.")
-@click.option("--block-size", default="4MiB", show_default=True, help="Bytes per block.")
+@click.option(
+    "--block-size",
+    default="4MiB",
+    show_default=True,
+    help="Largest block (each stream's blocks hold about one MI of its rate; fixed with "
+    "--no-endgame).",
+)
+@click.option(
+    "--endgame/--no-endgame",
+    default=True,
+    show_default=True,
+    help="At the end, idle streams carry copies of the slowest blocks and the stream count "
+    "is held (drain); off: fixed blocks, the controller asked to the last MI.",
+)
 @click.option("--no-checksum", is_flag=True, help="Do not checksum blocks (benchmarks only).")
 @click.option(
     "--redundancy/--no-redundancy",
@@ -200,6 +213,7 @@ def send_cmd(
     transport: str,
     dest: str,
     block_size: str,
+    endgame: bool,
     no_checksum: bool,
     redundancy: bool,
     token_file: str | None,
@@ -232,6 +246,7 @@ def send_cmd(
             checksum=not no_checksum,
             redundancy=redundancy,
             block_size=parse_size(block_size),
+            endgame=endgame,
             token=_token(token_file),
             dest=dest,
             stall_timeout=stall_timeout,

@@ -48,7 +48,14 @@ class SenderConfig:
     checksum: bool = True
     """Checksum every block end to end (xxh3-64)."""
     block_size: int = 4 << 20
-    """Bytes per block."""
+    """Largest block. With ``endgame`` each stream's blocks hold about what it moves in one
+    MI (256 KiB up to this, and small near the end); without it every block is this size."""
+    endgame: bool = True
+    """The end of a transfer: once every block is in flight, idle streams carry copies of
+    the oldest unconfirmed blocks (the first verified copy wins, a slower one is abandoned)
+    and the stream count is left alone (drain MIs are marked, the controller is not asked);
+    blocks are sized to each stream. Off: fixed blocks, no copies, the controller asked every
+    MI (the behaviour before 0.2, kept for comparisons)."""
     token: bytes | None = None
     """Shared secret for the receiver (None: no authentication)."""
     dest: str = ""

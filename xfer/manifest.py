@@ -138,18 +138,3 @@ def _walk(top: str, rel: str, skipped: list[str]) -> Iterator[tuple[str, str, os
         else:
             what = "symlink" if stat.S_ISLNK(st.st_mode) else "special file"
             skipped.append(f"{d.path} ({what}, not sent)")
-
-
-def blocks_of(
-    size: int, block_size: int, have: Iterable[tuple[int, int]] = ()
-) -> Iterator[tuple[int, int]]:
-    """``(offset, length)`` of the blocks still needed for a file of ``size`` bytes, skipping
-    ranges in ``have`` (already verified at the receiver)."""
-    done = sorted(have)
-    pos = 0
-    for off, ln in [*done, (size, 0)]:
-        while pos < off:
-            n = min(block_size, off - pos)
-            yield pos, n
-            pos += n
-        pos = max(pos, off + ln)

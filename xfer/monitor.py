@@ -95,6 +95,10 @@ class Monitor:
         if rtts:
             self._rtt.append((now, sum(rtts) / len(rtts)))
 
+    def srtt_s(self) -> float:
+        """The latest mean RTT over the streams, seconds (0 before the first sample)."""
+        return self._rtt[-1][1] / 1e6 if self._rtt else 0.0
+
     def stalled(self) -> set[int]:
         """Streams with unacknowledged data and no ACK progress for longer than their
         RTO-like timeout at the last sub-sample (a failing path)."""

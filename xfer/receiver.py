@@ -141,6 +141,9 @@ class Session:
     """Journaled ranges offered in READY, per file id (the sender answers with KEEP)."""
     claimed: frozenset[str] = frozenset()
     """Paths this session holds against concurrent writers (released when it ends)."""
+    writing: set[tuple[int, int]] = field(default_factory=set)
+    """Blocks (file id, offset) being written now: a second copy arriving meanwhile (endgame)
+    is dropped, never written twice."""
     bytes_received: int = 0
     blocks_bad: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -613,13 +616,28 @@ class Receiver:
                 s.acks_bad.append([h.file_id, h.offset, h.length])
             return
         assert s.store is not None or fb is None
+        key = (h.file_id, h.offset)
         with s.lock:
             dup = fb is not None and (fb.done or fb.lengths.get(h.offset) == h.length)
+            if fb is not None and not dup and key in s.writing:
+                # another stream's copy is being written now: drop this one; that stream acks
+                assert s.book is not None
+                s.book.dup_bytes += h.length
+                return
             if fb is None or dup:
                 if dup and s.book is not None:
                     s.book.dup_bytes += h.length
                 s.acks_ok.append([h.file_id, h.offset, h.length])
                 return
+            s.writing.add(key)
+        try:
+            self._write_block(s, fb, h, view)
+        finally:
+            with s.lock:
+                s.writing.discard(key)
+
+    def _write_block(self, s: Session, fb: Any, h: Any, view: memoryview) -> None:
+        """Write one verified, new block; record it; finish its file when it is complete."""
         assert s.store is not None and s.book is not None
         entry = fb.entry
         try:

@@ -16,6 +16,7 @@ import mmap
 import os
 import secrets
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -51,10 +52,12 @@ from xfer.session import (
     SENDER_TABLE,
     Block,
     BlockScheduler,
+    BlockSizing,
     Machine,
     State,
-    file_blocks,
-    mem_blocks,
+    file_extents,
+    mem_extents,
+    needed_bytes,
 )
 from xfer.transport import SocketOptions, Transport, make_transport
 
@@ -64,6 +67,33 @@ MEM_CHUNK = 256 << 10
 """Random bytes that memory mode repeats to fill each block (small enough to stay in cache)."""
 SMALL_BLOCK = 1 << 20
 """Blocks up to this size are read and sent with one sendall (header + data) instead of sendfile."""
+SEND_CHUNK = 1 << 20
+"""Larger blocks go out in pieces of this size, so a stream can abandon a block that another
+stream's copy has delivered (endgame)."""
+
+COPY_AGE_S = 0.2
+"""The endgame copies a block only once it has been unconfirmed for this long (or 4 RTTs if
+longer): healthy streams confirm within a few RTTs plus the receiver's 10 ms ack cycle, so on
+a clean path nothing is sent twice."""
+
+UNSENT_S = 0.05
+"""With the endgame, a stream keeps about this many seconds of its rate (256 KiB..16 MiB)
+unsent in its socket buffer (TCP_NOTSENT_LOWAT): enough to cover a thread's wake-up, while
+blocks stay unbound to a stream until shortly before they go out (a stream whose rate
+collapses then holds little)."""
+MIN_UNSENT = 256 << 10
+TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)
+
+Abandon = Callable[[int], bool]
+"""Asked between pieces of a block with the payload bytes sent so far: True to give it up."""
+
+
+class Abandoned(Exception):
+    """A stream gave up a block that was confirmed through another stream (endgame)."""
+
+
+def _never(_sent: int) -> bool:
+    return False
 
 
 # ------------------------------------------------------------------------ data sources
@@ -89,7 +119,9 @@ class FileSource:
             self._fid = fid
         return self._fd
 
-    def send(self, sock: socket.socket, blk: Block, checksum: bool) -> None:
+    def send(
+        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
+    ) -> None:
         fd = self.fd(blk.file_id)
         if blk.length <= SMALL_BLOCK:
             data = os.pread(fd, blk.length, blk.offset)
@@ -102,7 +134,10 @@ class FileSource:
             return
         digest = _mmap_digest(fd, blk.offset, blk.length) if checksum else 0
         send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest), socket.MSG_MORE)
-        _sendfile(sock, fd, blk.offset, blk.length)
+        for sent in range(0, blk.length, SEND_CHUNK):
+            if sent and abandon(sent):
+                raise Abandoned
+            _sendfile(sock, fd, blk.offset + sent, min(SEND_CHUNK, blk.length - sent))
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -156,10 +191,16 @@ class MemSource:
             d = self._digest[length] = h.intdigest()
         return d
 
-    def send(self, sock: socket.socket, blk: Block, checksum: bool) -> None:
+    def send(
+        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
+    ) -> None:
         digest = self.digest(blk.length) if checksum else 0
-        header = memoryview(block_header(0, blk.offset, blk.length, digest))
-        send_vector(sock, [header, *self.iov(blk.length)])
+        bufs = [memoryview(block_header(0, blk.offset, blk.length, digest)), *self.iov(blk.length)]
+        per = max(1, SEND_CHUNK // MEM_CHUNK)
+        for i in range(0, len(bufs), per):
+            if i and abandon((i - 1) * MEM_CHUNK):
+                raise Abandoned
+            send_vector(sock, bufs[i : i + per])
 
     def close(self) -> None:
         pass
@@ -203,6 +244,10 @@ class StreamPool:
     error: BaseException | None = None
     cc: str | None = None
     """Congestion control for new streams (None: the system default)."""
+    sizing: BlockSizing | None = None
+    """Blocks sized to each stream's delivery rate (None: the scheduler's fixed size)."""
+    abandoned: int = 0
+    """Streams closed because they were still sending a block confirmed elsewhere."""
     stream_cc: dict[int, str | None] = field(default_factory=dict)
     transports: dict[str | None, Transport] = field(default_factory=dict)
 
@@ -263,28 +308,66 @@ class StreamPool:
         for t in list(self.threads.values()):
             t.join(max(0.0, deadline - time.monotonic()))
 
-    def _next(self, sid: int) -> Block | None:
+    def _next(self, sid: int, rate: float | None) -> Block | None:
         with self.cond:
             while True:
                 if self.stopping or sid in self.retiring:
                     return None
-                blk = self.sched.next(sid)
+                size = None
+                if rate:
+                    self.sched.rates[sid] = rate
+                if self.sizing is not None:
+                    size = self.sizing.size(rate, self.sched.remaining, self.active)
+                blk = self.sched.next(sid, size, time.monotonic())
                 if blk is not None:
                     return blk
                 if self.sched.done:
                     return None
                 self.cond.wait(0.05)
 
+    def _abandon(self, blk: Block, started: float) -> Abandon:
+        """Endgame: give up ``blk`` once it is confirmed through another stream, unless the
+        rest of it would go out within half an MI anyway (a connection is worth more)."""
+        sched, half_mi = self.sched, self.cfg.mi / 2
+
+        def check(sent: int) -> bool:
+            if not sched.exhausted or sched.wanted(blk):
+                return False
+            left_s = (blk.length - sent) * (time.monotonic() - started) / max(sent, 1)
+            return left_s > half_mi
+
+        return check
+
+    def _send_blocks(self, sid: int, sock: socket.socket, source: Any) -> None:
+        """The stream's loop: take a block, send it, repeat until nothing is left."""
+        rate: float | None = None
+        sent = spent = 0.0  # decaying sums of bytes and of seconds inside send()
+        if self.sizing is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, MIN_UNSENT)
+        while (blk := self._next(sid, rate)) is not None:
+            if self.sizing is None:
+                source.send(sock, blk, self.cfg.checksum)
+                continue
+            t0 = time.monotonic()
+            source.send(sock, blk, self.cfg.checksum, self._abandon(blk, t0))
+            # With little unsent data allowed in the kernel, send() returns about as fast as
+            # the path drains: bytes per second spent sending is the stream's rate. (The
+            # kernel's delivery_rate is not: on paced or sub-ms paths it reads 100x high.)
+            sent, spent = 0.7 * sent + blk.length, 0.7 * spent + (time.monotonic() - t0)
+            rate = sent / spent if spent > 1e-3 else None
+            if rate:  # keep little unsent data queued in the kernel, bound to this stream
+                lowat = int(min(max(rate * UNSENT_S, MIN_UNSENT), 16 << 20))
+                sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, lowat)
+
     def _run(self, sid: int) -> None:
         sock: socket.socket | None = None
         source = self.make_source()
         final = None
-        clean = False
+        clean = abandoned = False
         try:
             sock = self._open(sid)
             self.monitor.add(sid, sock)
-            while (blk := self._next(sid)) is not None:
-                source.send(sock, blk, self.cfg.checksum)
+            self._send_blocks(sid, sock, source)
             send_all(sock, END_HEADER)
             sock.shutdown(socket.SHUT_WR)
             final = self.monitor.info(sock)
@@ -293,6 +376,11 @@ class StreamPool:
             clean = True
         except XferError as exc:
             self.error = exc
+        except Abandoned:
+            abandoned = True
+            if sock is not None:  # reset: the rest of the block must not be read as data
+                final = self.monitor.info(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except (OSError, Stalled, PeerClosed, ProtocolError) as exc:
             log.info("stream %d died: %s", sid, exc)
         finally:
@@ -306,11 +394,13 @@ class StreamPool:
                 self.threads.pop(sid, None)
                 self.retiring.discard(sid)
                 self.stream_cc.pop(sid, None)
+                self.sched.rates.pop(sid, None)
                 if not clean:
-                    self.deaths += 1
+                    self.deaths += not abandoned
+                    self.abandoned += abandoned
                     self.sched.stream_lost(sid)
                 self.cond.notify_all()
-            if not clean and not self.stopping and not self.sched.done:
+            if not clean and not abandoned and not self.stopping and not self.sched.done:
                 self.set_target(self.target)  # replace the dead stream now, not at the next MI
 
     def _open(self, sid: int) -> socket.socket:
@@ -363,6 +453,11 @@ class Sender:
         self.intervals = 0
         self._all_confirmed = asyncio.Event()
         self.cc_auto: CcChooser | None = None
+        self.max_block = cfg.block_size
+        self.rate_Bps: float | None = None
+        """Goodput of the last MI, bytes/s (sizes the tail of a --duration run)."""
+        self.drain_since: float | None = None
+        """When all data was first in flight (the drain began)."""
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
@@ -468,6 +563,7 @@ class Sender:
             session,
             secret,
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
+            sizing=BlockSizing(max_block=self.max_block, mi_s=cfg.mi) if cfg.endgame else None,
         )
         await self._drive(ch, sched, monitor)
 
@@ -478,8 +574,11 @@ class Sender:
         block = (
             min(cfg.block_size, limit) if isinstance(limit, int) and limit > 0 else cfg.block_size
         )
+        self.max_block = block
         if cfg.mem:
-            return BlockScheduler(mem_blocks(cfg.mem_size, block))
+            return BlockScheduler(
+                mem_extents(cfg.mem_size), block, cfg.endgame, remaining=cfg.mem_size
+            )
         entries = self.catalog.entries
         for fid in ready.get("done", []):
             if isinstance(fid, int) and 0 <= fid < len(entries):
@@ -495,8 +594,9 @@ class Sender:
                 raise ProtocolError(f"READY names unknown file id {key}")
             have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
         self.kept = have
+        todo = [e for e in entries if e.id not in self.files_done]
         return BlockScheduler(
-            file_blocks([e for e in entries if e.id not in self.files_done], block, have)
+            file_extents(todo, have), block, cfg.endgame, remaining=needed_bytes(todo, have)
         )
 
     def _matching(self, e: Entry, ranges: list[list[int]]) -> list[tuple[int, int]]:
@@ -548,6 +648,11 @@ class Sender:
                 with self.pool.cond:
                     if deadline and now >= deadline:
                         sched.stop_source()
+                    elif deadline and self.rate_Bps and not sched.exhausted:
+                        sched.remaining = int(self.rate_Bps * (deadline - now))
+                    sched.min_age = max(COPY_AGE_S, 4 * monitor.srtt_s())
+                    if self.drain_since is None and sched.draining:
+                        self.drain_since = now
                     if cfg.redundancy and sched.hedge(monitor.stalled()):
                         self.pool.cond.notify_all()
                 if now >= next_mi:
@@ -597,12 +702,17 @@ class Sender:
         assert pool is not None
         with pool.cond:
             acked, streams = sched.bytes_acked, pool.active
+            drain = self.cfg.endgame and sched.draining
         sig = monitor.interval(now, streams, acked)
+        self.rate_Bps = sig.goodput_bps / 8 if sig.goodput_bps else self.rate_Bps
         u = utility_of(sig, UtilityConfig())
         r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
-        target = ccfg.clip(controller.decide(sig))
-        pool.set_target(target)
-        if self.cc_auto is not None:
+        if drain:  # only blocks in flight remain: a falling rate here is not congestion
+            target = streams
+        else:
+            target = ccfg.clip(controller.decide(sig))
+            pool.set_target(target)
+        if self.cc_auto is not None and not drain:
             pool.cc = self.cc_auto.update(sig, u)
             pool.recycle(max(1, target // 4))
         self.intervals += 1
@@ -615,6 +725,7 @@ class Sender:
                 "action": target - streams,
                 "bytes_done": acked,
                 "cc": pool.cc,
+                "drain": drain,
             }
             self.on_interval(rec)
         return u
@@ -699,6 +810,9 @@ class Sender:
             "bytes_skipped": self.bytes_skipped,
             "bytes_resent": sched.bytes_resent if sched else 0,
             "bytes_redundant": sched.bytes_redundant if sched else 0,
+            "endgame": self.cfg.endgame,
+            "drain_seconds": time.monotonic() - self.drain_since if self.drain_since else 0.0,
+            "streams_abandoned": pool.abandoned if pool else 0,
             "files": len(files),
             "files_verified": len(files) - len(missing),
             "files_missing": missing[:100],

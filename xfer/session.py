@@ -84,7 +84,8 @@ class Machine:
 
 @dataclass(slots=True)
 class Block:
-    """One block of one file (file id 0 in memory mode)."""
+    """One block of one file (file id 0 in memory mode). The source yields *extents* in this
+    shape too (a whole gap of a file, any length), which the scheduler cuts into blocks."""
 
     file_id: int
     offset: int
@@ -92,7 +93,32 @@ class Block:
     resend: bool = False
     """True once the block has been sent before (counted in ``bytes_resent``)."""
     redundant: bool = False
-    """A hedged copy of a block still in flight elsewhere (counted in ``bytes_redundant``)."""
+    """A copy of a block still in flight elsewhere (hedge or endgame; counted in
+    ``bytes_redundant``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSizing:
+    """How large a stream's next block is: about what the stream moves in one MI, within
+    bounds, and never more than a small share of what is left, so the last blocks of a
+    transfer are small and no single block can hold the end for long."""
+
+    min_block: int = 256 << 10
+    max_block: int = 4 << 20
+    mi_s: float = 1.0
+    first_block: int = 1 << 20
+    """Size before the stream has a delivery-rate estimate."""
+    tail_share: int = 2
+    """Near the end a block is at most ``remaining / (tail_share x streams)``."""
+
+    def size(self, rate_bps: float | None, remaining: int | None, streams: int) -> int:
+        """Bytes for the next block of a stream delivering ``rate_bps`` (bytes/s; None:
+        unknown), with ``remaining`` bytes not yet handed out (None: unknown)."""
+        want = rate_bps * self.mi_s if rate_bps else float(self.first_block)
+        if remaining is not None:
+            want = min(want, remaining / (self.tail_share * max(1, streams)))
+        n = int(min(self.max_block, max(self.min_block, want)))
+        return max(4096, n - n % 4096)
 
 
 @dataclass(slots=True)
@@ -100,6 +126,8 @@ class _InFlight:
     block: Block
     streams: set[int]
     """Streams that carry (a copy of) the block."""
+    since: float = 0.0
+    """When the block was (last) handed out."""
     hedged: bool = False
     copies_pending: int = 0
     """Redundant copies queued but not yet handed to a stream."""
@@ -109,11 +137,28 @@ class _InFlight:
 class BlockScheduler:
     """Hands the next block to whichever stream asks; remembers which streams hold which
     unconfirmed block; re-queues the blocks of a stream that dies or a block that failed
-    verification; and (EdAR-style hedging) re-sends on another stream a copy of the blocks of
-    a stalled stream. Any block may go on any stream; the receiver discards duplicates by
-    offset."""
+    verification; re-sends on another stream a copy of the blocks of a stalled stream
+    (EdAR-style hedging); and, once nothing is left to hand out (the **endgame**, as in
+    BitTorrent), gives an idle stream a copy of the oldest unconfirmed block held elsewhere,
+    so one slow stream cannot hold the end of a transfer. Any block may go on any stream;
+    the receiver keeps the first verified copy and drops the others by offset.
+
+    ``source`` yields extents (any length); a stream asks for a block of a given size (see
+    :class:`BlockSizing`) or of ``block_size`` bytes."""
 
     source: Iterator[Block]
+    block_size: int = 4 << 20
+    endgame: bool = False
+    max_copies: int = 2
+    """Streams that may carry one block at once in the endgame (the original included)."""
+    min_age: float = 0.0
+    """Seconds a block must have been in flight before the endgame copies it (the sender
+    keeps it at about two RTTs, so blocks about to be confirmed are not copied)."""
+    remaining: int | None = None
+    """Bytes not yet cut from the source (None: unknown, e.g. memory mode until a deadline).
+    The sender keeps it current; block sizing shrinks blocks near the end from it."""
+    rates: dict[int, float] = field(default_factory=dict)
+    """Each stream's latest delivery rate, bytes/s (kept by the sender's streams)."""
     pending: deque[Block] = field(default_factory=deque)
     inflight: dict[tuple[int, int], _InFlight] = field(default_factory=dict)
     bytes_sent: int = 0
@@ -121,21 +166,20 @@ class BlockScheduler:
     bytes_redundant: int = 0
     bytes_acked: int = 0
     exhausted: bool = False
+    _extent: Block | None = None
 
-    def next(self, stream: int) -> Block | None:
-        """The next block for ``stream``, or None when nothing is left to send right now."""
-        blk = self._pop_pending(stream)
+    def next(self, stream: int, size: int | None = None, now: float = 0.0) -> Block | None:
+        """The next block for ``stream`` (about ``size`` bytes, default ``block_size``), or
+        None when nothing is left to send right now."""
+        blk = self._pop_pending(stream) or self._cut(size or self.block_size)
+        if blk is None and self.endgame:
+            blk = self._copy(stream, now)
         if blk is None:
-            if self.exhausted:
-                return None
-            blk = next(self.source, None)
-            if blk is None:
-                self.exhausted = True
-                return None
+            return None
         key = (blk.file_id, blk.offset)
         fl = self.inflight.get(key)
         if fl is None:
-            self.inflight[key] = _InFlight(blk, {stream})
+            self.inflight[key] = _InFlight(blk, {stream}, now)
         else:
             fl.streams.add(stream)
         self.bytes_sent += blk.length
@@ -144,6 +188,65 @@ class BlockScheduler:
         elif blk.resend:
             self.bytes_resent += blk.length
         return blk
+
+    def _cut(self, size: int) -> Block | None:
+        """The next ``size`` bytes (or less, at the end of an extent) from the source."""
+        if self.exhausted:
+            return None
+        ext = self._extent or self._advance()
+        if ext is None:
+            return None
+        n = min(size, ext.length)
+        if ext.length > n:
+            self._extent = Block(ext.file_id, ext.offset + n, ext.length - n)
+        else:
+            self._advance()  # look ahead: the last cut makes the scheduler exhausted at once
+        if self.remaining is not None:
+            self.remaining = max(0, self.remaining - n)
+        return Block(ext.file_id, ext.offset, n)
+
+    def _advance(self) -> Block | None:
+        """The next non-empty extent of the source (None, and exhausted, at its end)."""
+        ext = next(self.source, None)
+        while ext is not None and ext.length <= 0:
+            ext = next(self.source, None)
+        self._extent = ext
+        self.exhausted = ext is None
+        return ext
+
+    def _copy(self, stream: int, now: float) -> Block | None:
+        """Endgame: a copy of the oldest unconfirmed block, out for at least ``min_age``, that
+        ``stream`` does not carry, that has one carrier, and that is worth copying: its
+        carrier is *overdue* (out for more than twice what the carrier needs, at its last
+        rate, for it and the blocks handed to it before), or *slower* (what the carrier still
+        needs is more than twice what ``stream`` needs at its own rate). A block of unknown
+        rate is copied after ``min_age``."""
+        queued: dict[int, int] = {}
+        for fl in self.inflight.values():  # insertion order: oldest hand-out first
+            age = now - fl.since
+            if age < self.min_age:
+                return None  # every later block is younger still
+            b = fl.block
+            if len(fl.streams) != 1:
+                continue  # copied already (or its stream died and a copy is queued)
+            (holder,) = fl.streams
+            ahead = queued[holder] = queued.get(holder, 0) + b.length
+            if holder == stream or fl.copies_pending or self.max_copies < 2:
+                continue
+            if not self._worth_copying(holder, stream, ahead, b.length, age):
+                continue
+            return Block(b.file_id, b.offset, b.length, redundant=True)
+        return None
+
+    def _worth_copying(self, holder: int, stream: int, ahead: int, length: int, age: float) -> bool:
+        rate_h = self.rates.get(holder)
+        if not rate_h:
+            return True
+        expected = ahead / rate_h
+        if age > self.min_age + 2 * expected:
+            return True  # overdue: the carrier's rate collapsed after it was measured
+        rate_c = self.rates.get(stream)
+        return rate_c is not None and rate_c > 0 and expected - age > 2 * length / rate_c
 
     def _pop_pending(self, stream: int) -> Block | None:
         for _ in range(len(self.pending)):
@@ -159,6 +262,17 @@ class BlockScheduler:
             fl.copies_pending -= 1
             return blk
         return None
+
+    def wanted(self, blk: Block) -> bool:
+        """False once the block is confirmed (or re-queued): a stream still sending it may
+        abandon it."""
+        return (blk.file_id, blk.offset) in self.inflight
+
+    @property
+    def draining(self) -> bool:
+        """Everything has been handed out at least once: only blocks in flight (and their
+        endgame copies) remain. The stream count is not changed while draining."""
+        return self.idle and bool(self.inflight)
 
     def ack(self, file_id: int, offset: int) -> Block | None:
         """The receiver verified this block; forget it. Unknown keys (duplicates) are fine."""
@@ -203,6 +317,8 @@ class BlockScheduler:
     def stop_source(self) -> None:
         """No new blocks from the source (memory mode deadline reached)."""
         self.exhausted = True
+        self._extent = None
+        self.remaining = 0
 
     @property
     def idle(self) -> bool:
@@ -217,25 +333,39 @@ class BlockScheduler:
         return self.exhausted and not self.inflight and self.idle
 
 
-def file_blocks(
-    entries: Iterable[Entry], block_size: int, have: dict[int, list[tuple[int, int]]]
+def file_extents(
+    entries: Iterable[Entry], have: dict[int, list[tuple[int, int]]]
 ) -> Iterator[Block]:
-    """Blocks of every file still needed, in manifest order, skipping verified ranges."""
-    from xfer.manifest import blocks_of
-
+    """The ranges of every file still needed (gaps between verified ranges), in manifest
+    order, as extents for :class:`BlockScheduler` to cut."""
     for e in entries:
         if e.kind == FILE and e.size:
-            for off, ln in blocks_of(e.size, block_size, have.get(e.id, ())):
-                yield Block(e.id, off, ln)
+            pos = 0
+            for off, ln in [*sorted(have.get(e.id, ())), (e.size, 0)]:
+                if pos < off:
+                    yield Block(e.id, pos, off - pos)
+                pos = max(pos, off + ln)
 
 
-def mem_blocks(total: int | None, block_size: int) -> Iterator[Block]:
-    """Blocks of a memory-to-memory transfer of ``total`` bytes (None: until stopped)."""
+def needed_bytes(entries: Iterable[Entry], have: dict[int, list[tuple[int, int]]]) -> int:
+    """Bytes :func:`file_extents` will yield."""
+    return sum(b.length for b in file_extents(entries, have))
+
+
+MEM_EXTENT = 1 << 30
+"""Memory mode without a size: the source yields extents of this many bytes, forever."""
+
+
+def mem_extents(total: int | None) -> Iterator[Block]:
+    """Extents of a memory-to-memory transfer of ``total`` bytes (None: until stopped)."""
+    if total is not None:
+        if total > 0:
+            yield Block(0, 0, total)
+        return
     off = 0
-    while total is None or off < total:
-        n = block_size if total is None else min(block_size, total - off)
-        yield Block(0, off, n)
-        off += n
+    while True:
+        yield Block(0, off, MEM_EXTENT)
+        off += MEM_EXTENT
 
 
 # ------------------------------------------------------------------- receiver: the book

@@ -66,7 +66,7 @@ def test_stdin_policy_follows_the_driver(tmp_path, recv) -> None:
     address, root = recv
     src = make_tree(str(tmp_path / "src"))
     with open(os.path.join(src, "big"), "wb") as f:
-        f.write(os.urandom(24 << 20))  # about 3 s at 40-160 Mbit/s: a dozen MIs
+        f.write(os.urandom(32 << 20))  # about 4 s at 40-160 Mbit/s: a dozen MIs, then a drain
     events, answered, err, code = _drive(src, address)
     assert code == 0, err
     kinds = [e["event"] for e in events]

@@ -7,7 +7,7 @@ import random
 import pytest
 import xxhash
 
-from xfer.manifest import Entry, blocks_of, check_relpath, entry_from_wire
+from xfer.manifest import Entry, check_relpath, entry_from_wire
 from xfer.protocol import (
     BLOCK_HEADER,
     END_HEADER,
@@ -24,11 +24,13 @@ from xfer.session import (
     RECEIVER_TABLE,
     SENDER_TABLE,
     BlockScheduler,
+    BlockSizing,
     Book,
     Machine,
     State,
-    file_blocks,
-    mem_blocks,
+    file_extents,
+    mem_extents,
+    needed_bytes,
 )
 
 
@@ -117,15 +119,26 @@ def test_manifest_rows_are_validated() -> None:
             entry_from_wire(row)
 
 
-def test_blocks_skip_verified_ranges() -> None:
-    assert list(blocks_of(10, 4)) == [(0, 4), (4, 4), (8, 2)]
-    assert list(blocks_of(10, 4, [(4, 4)])) == [(0, 4), (8, 2)]
-    assert list(blocks_of(10, 4, [(0, 10)])) == []
-    assert list(blocks_of(0, 4)) == []
+def test_extents_skip_verified_ranges_and_the_scheduler_cuts_them() -> None:
+    e = Entry(0, "f", "x", 10, 0, 0o644)
+
+    def cut(have: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        sched = BlockScheduler(file_extents([e], {0: have}), block_size=4)
+        out = []
+        while (b := sched.next(0)) is not None:
+            out.append((b.offset, b.length))
+        return out
+
+    assert cut([]) == [(0, 4), (4, 4), (8, 2)]
+    assert cut([(4, 4)]) == [(0, 4), (8, 2)]
+    assert cut([(0, 10)]) == []
+    assert cut([(1, 2), (6, 1)]) == [(0, 1), (3, 3), (7, 3)]
+    assert needed_bytes([e], {0: [(1, 2), (6, 1)]}) == 7
+    assert list(file_extents([Entry(0, "f", "x", 0, 0, 0o644)], {})) == []
 
 
 def test_scheduler_requeues_blocks_of_a_dead_stream() -> None:
-    sched = BlockScheduler(mem_blocks(10 * 4, 4))
+    sched = BlockScheduler(mem_extents(10 * 4), block_size=4)
     a, b, c = sched.next(1), sched.next(2), sched.next(1)
     assert a and b and c
     sched.ack(a.file_id, a.offset)
@@ -153,7 +166,7 @@ def test_in_memory_transfer_with_stream_deaths_loses_and_duplicates_nothing() ->
     rng = random.Random(3)
     data = {i: rng.randbytes(rng.choice([0, 1, 100, 5000, 12345])) for i in range(20)}
     entries = [Entry(i, "f", f"f{i}", len(d), 0, 0o644) for i, d in data.items()]
-    sched = BlockScheduler(file_blocks(entries, 1000, {}))
+    sched = BlockScheduler(file_extents(entries, {}), block_size=1000)
     book = Book(entries)
     out = {i: bytearray(len(d)) for i, d in data.items()}
     inflight: list[tuple[int, object]] = []
@@ -181,7 +194,7 @@ def test_in_memory_transfer_with_stream_deaths_loses_and_duplicates_nothing() ->
 
 
 def test_hedged_copies_go_to_other_streams_and_vanish_once_acked() -> None:
-    sched = BlockScheduler(mem_blocks(3 * 4, 4))
+    sched = BlockScheduler(mem_extents(3 * 4), block_size=4)
     a, b = sched.next(1), sched.next(1)
     assert a and b
     assert sched.hedge({1}) == 2 and sched.hedge({1}) == 0  # once per block
@@ -197,7 +210,7 @@ def test_hedged_copies_go_to_other_streams_and_vanish_once_acked() -> None:
 
 
 def test_a_hedged_block_survives_the_death_of_its_stream_until_its_copy_is_confirmed() -> None:
-    sched = BlockScheduler(mem_blocks(4, 4))
+    sched = BlockScheduler(mem_extents(4), block_size=4)
     blk = sched.next(1)
     assert blk is not None and sched.hedge({1}) == 1
     assert sched.stream_lost(1) == 0  # its copy is queued: nothing to re-queue
@@ -208,3 +221,85 @@ def test_a_hedged_block_survives_the_death_of_its_stream_until_its_copy_is_confi
     assert again is not None and again.resend and not again.redundant
     sched.ack(0, 0)
     assert sched.next(3) is None and sched.done
+
+
+def test_block_sizing_follows_the_stream_and_shrinks_near_the_end() -> None:
+    z = BlockSizing(min_block=256 << 10, max_block=16 << 20, mi_s=1.0, first_block=1 << 20)
+    assert z.size(None, None, 4) == 1 << 20  # no rate yet
+    assert z.size(125_000, None, 4) == 256 << 10  # 1 Mbit/s: one MI is below the floor
+    assert z.size(5e6, None, 4) == 5_000_000 - 5_000_000 % 4096  # about one MI of 40 Mbit/s
+    assert z.size(1e9, None, 4) == 16 << 20  # capped
+    assert z.size(1e9, 80 << 20, 4) == 10 << 20  # at most remaining / (2 x streams)
+    assert z.size(1e9, 1 << 20, 4) == 256 << 10  # the last blocks are small
+
+
+def test_endgame_copies_only_late_blocks_of_other_streams() -> None:
+    sched = BlockScheduler(mem_extents(3 * 4), block_size=4, endgame=True, min_age=1.0)
+    a, b, c = sched.next(1, now=0.0), sched.next(2, now=1.5), sched.next(3, now=5.0)
+    assert a and b and c and sched.exhausted and sched.draining
+    assert sched.next(3, now=0.5) is None  # nothing is old enough yet
+    sched.rates.update({1: 0.1, 2: 100.0, 3: 100.0, 4: 100.0})  # stream 1 crawls
+    copy = sched.next(3, now=1.2)  # a's stream needs 40 s more, stream 3 0.08 s: copy
+    assert copy is not None and copy.redundant and copy.offset == a.offset
+    assert sched.next(4, now=1.2) is None  # a has two carriers; b and c are young
+    late = sched.next(4, now=2.6)  # b was due at 1.5 + 0.04 s: overdue
+    assert late is not None and late.offset == b.offset
+    assert sched.wanted(a)
+    sched.ack(0, a.offset)  # the copy arrived first: stream 1 may abandon the original
+    assert not sched.wanted(a)
+    for blk in (b, c):
+        sched.ack(0, blk.offset)
+    assert sched.done and sched.bytes_acked == 12 and sched.bytes_redundant == 8
+
+
+def test_endgame_leaves_a_block_on_time_alone() -> None:
+    sched = BlockScheduler(mem_extents(4), block_size=4, endgame=True, min_age=1.0)
+    assert sched.next(1, now=0.0) is not None
+    sched.rates.update({1: 4.0, 2: 4.0})  # one second per block on either stream
+    assert sched.next(2, now=1.5) is None  # due at 1 s, overdue only after 1 + 2 s
+    assert sched.next(2, now=3.5) is not None
+
+
+def test_without_endgame_an_idle_stream_waits() -> None:
+    sched = BlockScheduler(mem_extents(4), block_size=4, endgame=False)
+    assert sched.next(1, now=0.0) is not None
+    assert sched.next(2, now=100.0) is None and sched.bytes_redundant == 0
+
+
+def test_in_memory_endgame_with_variable_blocks_writes_every_byte_once() -> None:
+    """Both ends in memory, blocks of random sizes, slow streams, endgame copies, stream
+    deaths: every byte is verified exactly once and no block is written twice."""
+    rng = random.Random(14)
+    data = {i: rng.randbytes(rng.choice([1, 3000, 70000, 200000])) for i in range(12)}
+    entries = [Entry(i, "f", f"f{i}", len(d), 0, 0o644) for i, d in data.items()]
+    total = sum(len(d) for d in data.values())
+    sched = BlockScheduler(file_extents(entries, {}), 4096, endgame=True, remaining=total)
+    book = Book(entries)
+    writes: dict[tuple[int, int], int] = {}
+    wire: list[tuple[int, object]] = []
+    now = 0.0
+    while not sched.done:
+        now += 0.01
+        stream = rng.randrange(5)
+        blk = sched.next(stream, rng.choice([512, 4096, 30000]), now)
+        if blk is not None:
+            wire.append((stream, blk))
+        if rng.random() < 0.02:
+            dead = rng.randrange(5)
+            wire = [x for x in wire if x[0] != dead or rng.random() < 0.5]
+            sched.stream_lost(dead)
+        # stream 0 is slow: its blocks are delivered only rarely
+        ready = [x for x in wire if x[0] != 0 or rng.random() < 0.02]
+        if ready and (blk is None or rng.random() < 0.5):
+            item = ready[rng.randrange(len(ready))]
+            wire.remove(item)
+            b = item[1]
+            assert isinstance(b, type(blk or b))
+            book.check(b.file_id, b.offset, b.length)
+            new, _ = book.verified(b.file_id, b.offset, b.length)
+            if new:
+                writes[(b.file_id, b.offset)] = writes.get((b.file_id, b.offset), 0) + 1
+            sched.ack(b.file_id, b.offset)
+    assert set(writes.values()) == {1}
+    assert book.bytes_verified == total and sched.remaining == 0
+    assert sched.bytes_redundant > 0  # the slow stream's blocks were copied
