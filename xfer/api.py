@@ -52,6 +52,7 @@ async def send_async(
                 utility=rec["utility"],
                 reward=rec["reward"],
                 action=rec["action"],
+                drain=bool(rec.get("drain")),
             )
         if callback is not None:
             callback(rec)

@@ -220,7 +220,10 @@ def active_end(run: Run) -> float | None:
 
 
 def run_mean_throughput(run: Run) -> float:
-    return mean_throughput(run.col("throughput_bps"), run.col("mi_s"))
+    """Mean throughput over the run's MIs, drain MIs left out (the end of a transfer, when
+    only blocks in flight remain, says nothing about the path or the policy)."""
+    m = run.steady()
+    return mean_throughput(run.col("throughput_bps")[m], run.col("mi_s")[m])
 
 
 def run_loss_rate(run: Run) -> float | None:
@@ -228,7 +231,9 @@ def run_loss_rate(run: Run) -> float | None:
 
 
 def run_mean_utility(run: Run) -> float:
-    return mean_throughput(run.col("utility"), run.col("mi_s"))
+    """Mean utility over the run's MIs, drain MIs left out."""
+    m = run.steady()
+    return mean_throughput(run.col("utility")[m], run.col("mi_s")[m])
 
 
 def best_fixed(runs: Sequence[Run], of: str = "throughput") -> tuple[int, float] | None:

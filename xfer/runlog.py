@@ -63,6 +63,7 @@ SCHEMA = pa.schema(
         ("retrans_segs", pa.int64()),
         ("data_segs_out", pa.int64()),
         ("paths", pa.list_(PATH_TYPE)),
+        ("drain", pa.bool_()),
     ]
 )
 """Columns of a run log, in order (metadata is added per file)."""
@@ -116,12 +117,14 @@ class RunLog:
         utility: float | None,
         reward: float | None,
         action: int | None,
+        drain: bool = False,
     ) -> None:
-        """Add the row of one MI: what it measured, its utility and reward, the action taken."""
+        """Add the row of one MI: what it measured, its utility and reward, the action taken,
+        and whether it was a drain MI (all data in flight; the stream count was left alone)."""
         if self._closed:
             raise RuntimeError(f"run log {self.path} is closed; append() after close()")
         d = signal.to_dict()
-        d.update(utility=utility, reward=reward, action=action)
+        d.update(utility=utility, reward=reward, action=action, drain=drain)
         for name, col in self._rows.items():
             col.append(d.get(name))
         if len(self._rows["t"]) >= self.flush_every:
@@ -192,6 +195,12 @@ class Run:
     def col(self, name: str) -> np.ndarray:
         """A numeric column as float64, nulls as NaN."""
         return np.asarray(self.table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+    def steady(self) -> np.ndarray:
+        """True for the rows that are not drain MIs (logs older than the column: every row)."""
+        if "drain" not in self.table.column_names:
+            return np.ones(len(self), dtype=bool)
+        return np.asarray([x is not True for x in self.table.column("drain").to_pylist()])
 
     def __len__(self) -> int:
         return int(self.table.num_rows)

@@ -225,3 +225,22 @@ def test_report_survives_an_empty_log(tmp_path: Path) -> None:
     pols = json.loads(res.output)["scenarios"][0]["policies"]
     assert pols["ppo"]["runs"] == 1 and pols["ppo"]["mean_throughput_bps"] is None
     assert pols["gd"]["mean_throughput_bps"] == pytest.approx(10e6)
+
+
+def test_drain_mis_are_marked_and_left_out_of_the_means(tmp_path: Path) -> None:
+    from xfer.metrics import run_mean_throughput, run_mean_utility
+
+    p = tmp_path / "drain.parquet"
+    with RunLog(p, {"policy": "ppo"}) as log:
+        for i, (mbit, drain) in enumerate([(100.0, False), (300.0, False), (5.0, True)]):
+            s = sig(i + 1.0, 4, mbit)
+            log.append(s, utility=mbit, reward=0.0, action=0, drain=drain)
+    run = read_run(p)
+    assert run.table.column("drain").to_pylist() == [False, False, True]
+    assert run_mean_throughput(run) == pytest.approx(200e6)  # the 5 Mbit/s tail is not counted
+    assert run_mean_utility(run) == pytest.approx(200.0)
+    # a log written before the column existed: every row counts
+    old = tmp_path / "old.parquet"
+    t = run.table.drop(["drain"])
+    pq.write_table(t.replace_schema_metadata(run.meta), old)
+    assert read_run(old).steady().all()
