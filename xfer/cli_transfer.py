@@ -18,6 +18,7 @@ import click
 
 from xfer.config import DEFAULT_POLICY, SenderConfig, parse_rate, parse_size
 from xfer.errors import Exit
+from xfer.transport import TRANSPORTS
 
 
 def _token(token_file: str | None) -> bytes | None:
@@ -150,7 +151,9 @@ def recv_cmd(
     type=click.Choice(["cubic", "bbr", "reno", "auto"]),
     help="TCP congestion control per stream; auto: a learner picks it for new streams.",
 )
-@click.option("--transport", type=click.Choice(["tcp", "mptcp"]), default="tcp", show_default=True)
+@click.option(
+    "--transport", type=click.Choice(sorted(TRANSPORTS)), default="tcp", show_default=True
+)
 @click.option("--dest", default="", help="Sub-directory of the receiver's root to write into.")
 @click.option(
     "--block-size",
