@@ -19,6 +19,7 @@ import socket
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
+from xfer.decider import Decider
 from xfer.errors import Exit, RemoteError, XferError
 from xfer.manifest import FILE, Entry, ScanResult, scan
 from xfer.monitor import Monitor
@@ -456,6 +458,8 @@ class Sender:
         self.max_block = cfg.block_size
         self.rate_Bps: float | None = None
         """Goodput of the last MI, bytes/s (sizes the tail of a --duration run)."""
+        self._records: deque[dict[str, Any]] = deque()
+        """Interval records not yet reported (waiting for their MI's decision)."""
         self.drain_since: float | None = None
         """When all data was first in flight (the drain began)."""
 
@@ -634,11 +638,16 @@ class Sender:
         deadline = self.started + cfg.duration if cfg.duration else None
         next_mi = time.monotonic() + cfg.mi
         finished = asyncio.ensure_future(self._all_confirmed.wait())
+        decider = Decider(controller)
         try:
             while not self._finished(sched):
+                waiting: set[asyncio.Future[Any]] = {reader, finished, *decider.waitable()}
                 await asyncio.wait(
-                    {reader, finished}, timeout=cfg.mi / 10, return_when=asyncio.FIRST_COMPLETED
+                    waiting,
+                    timeout=cfg.mi / 10,
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
+                self._apply(decider, ccfg)
                 if reader.done():
                     reader.result()
                     raise PeerClosed("receiver closed the control connection")
@@ -657,13 +666,21 @@ class Sender:
                         self.pool.cond.notify_all()
                 if now >= next_mi:
                     next_mi += cfg.mi
-                    u_prev = self._interval(controller, monitor, sched, now, u_prev, ccfg)
+                    u_prev = self._interval(decider, monitor, sched, now, u_prev)
+            if decider.waitable():  # the last MI's decision: report it if it comes soon
+                await asyncio.wait(decider.waitable(), timeout=cfg.mi)
+                self._apply(decider, ccfg)
             self.pool.stop()
             await ch.send(Msg.BYE, {})
             self.machine.to(State.CLOSING)
             async with asyncio.timeout(max(30.0, cfg.stall_timeout)):
                 await reader
         finally:
+            decider.close()
+            for rec in self._records:  # decisions that never came: report their MIs anyway
+                if "ready" not in rec:
+                    rec["action"], rec["ready"] = None, True
+            self._emit_ready()
             reader.cancel()
             finished.cancel()
 
@@ -691,13 +708,14 @@ class Sender:
 
     def _interval(
         self,
-        controller: Any,
+        decider: Decider,
         monitor: Monitor,
         sched: BlockScheduler,
         now: float,
         u_prev: float | None,
-        ccfg: ControllerConfig,
     ) -> float:
+        """Close an MI: its signal vector, utility and reward; ask the controller (in its
+        thread) unless this is a drain MI or it is still deciding on an earlier MI."""
         pool = self.pool
         assert pool is not None
         with pool.cond:
@@ -707,28 +725,50 @@ class Sender:
         self.rate_Bps = sig.goodput_bps / 8 if sig.goodput_bps else self.rate_Bps
         u = utility_of(sig, UtilityConfig())
         r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
+        self.intervals += 1
+        rec = {
+            "event": "interval",
+            **sig.to_dict(),
+            "utility": u,
+            "reward": r,
+            "action": 0,
+            "bytes_done": acked,
+            "cc": pool.cc,
+            "drain": drain,
+        }
+        self._records.append(rec)
         if drain:  # only blocks in flight remain: a falling rate here is not congestion
-            target = streams
+            rec["ready"] = True
+        elif decider.busy:  # the controller is late: this MI gets no decision of its own
+            log.info("controller still deciding at the end of MI %d", self.intervals)
+            rec["action"], rec["ready"] = None, True
         else:
-            target = ccfg.clip(controller.decide(sig))
-            pool.set_target(target)
-        if self.cc_auto is not None and not drain:
+            decider.start(sig, (rec, streams, u, sig))
+        self._emit_ready()
+        return u
+
+    def _apply(self, decider: Decider, ccfg: ControllerConfig) -> None:
+        """A decision arrived (on time or late): set the target, then report its MI."""
+        got = decider.take()
+        if got is None:
+            return
+        target, (rec, streams, u, sig) = got
+        pool = self.pool
+        assert pool is not None
+        target = ccfg.clip(target)
+        pool.set_target(target)
+        if self.cc_auto is not None:
             pool.cc = self.cc_auto.update(sig, u)
             pool.recycle(max(1, target // 4))
-        self.intervals += 1
-        if self.on_interval is not None:
-            rec = {
-                "event": "interval",
-                **sig.to_dict(),
-                "utility": u,
-                "reward": r,
-                "action": target - streams,
-                "bytes_done": acked,
-                "cc": pool.cc,
-                "drain": drain,
-            }
-            self.on_interval(rec)
-        return u
+        rec["action"], rec["ready"] = target - streams, True
+        self._emit_ready()
+
+    def _emit_ready(self) -> None:
+        """Report finished MIs in order (an MI waiting for its decision holds later ones)."""
+        while self._records and self._records[0].pop("ready", False):
+            rec = self._records.popleft()
+            if self.on_interval is not None:
+                self.on_interval(rec)
 
     async def _read_acks(self, ch: Channel, sched: BlockScheduler) -> None:
         assert self.pool is not None
