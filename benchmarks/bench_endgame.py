@@ -13,6 +13,11 @@ What it reports, per path and mode (median over repetitions, min-max in brackets
 - **done/ideal**: how much longer than the bytes and the rate explain (1.0 is perfect);
 - **tail**: time for the last 10 % of the bytes / mean time of a 10 % slice between 10 % and
   90 % (issue #14's criterion: at most 1.5);
+- **tail/prev**: time for the last 10 % / time for the 10 % before it (80-90 %): the end
+  against the rate the transfer had just before it (on lossy paths cubic's rate decays over a
+  transfer, after its slow-start overshoot, so the 10-90 % mean flatters the early part);
+- **slowest mid slice**: the slowest 10 % slice between 10 % and 90 %, in the same unit: how
+  much a slice varies by itself on this path (the noise floor of **tail**);
 - **redundant MB**: endgame copies sent; **drain s**: time with every block in flight.
 
     sudo python3 benchmarks/bench_endgame.py [--reps 2] [--paths clean,lossy-long,capped]
@@ -74,6 +79,10 @@ PATHS = {
 }  # fmt: skip
 
 
+EVENTS_DIR: str | None = None
+"""--events DIR: every run's --json-stream output is kept there as DEST.jsonl."""
+
+
 def scenario(spec: PathSpec) -> Scenario:
     return parse_scenario(dict(spec.scenario), f"bench_endgame:{spec.name}", f"eg-{spec.name}")
 
@@ -98,11 +107,15 @@ def analyse(events: list[dict[str, Any]]) -> dict[str, Any]:
     t10, t90 = time_at(points, 0.1 * total), time_at(points, 0.9 * total)
     steady_bps = 0.8 * total * 8 / max(t90 - t10, 1e-9)
     slice_s = (t90 - t10) / 8
+    marks = [time_at(points, k / 10 * total) for k in range(1, 10)]
+    slowest_mid = max(b - a for a, b in zip(marks, marks[1:], strict=False)) / slice_s
     return {
         "done_s": end["seconds"],
         "ideal_s": total * 8 / steady_bps,
         "done_ratio": end["seconds"] / (total * 8 / steady_bps),
         "tail": (end["seconds"] - t90) / slice_s,
+        "slowest_mid": slowest_mid,
+        "tail_prev": (end["seconds"] - t90) / max(t90 - marks[-2], 1e-9),
         "steady_mbit": steady_bps / 1e6,
         "redundant_mb": end.get("bytes_redundant", 0) / 1e6,
         "drain_s": end.get("drain_seconds", 0.0),
@@ -125,6 +138,8 @@ def one_run(
     events = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
     if not events or events[-1].get("event") != "end":
         raise RuntimeError(f"xfer send failed ({p.returncode}): {p.stderr[-800:]}")
+    if EVENTS_DIR:
+        Path(EVENTS_DIR, f"{dest}.jsonl").write_text(p.stdout)
     return analyse(events)
 
 
@@ -152,7 +167,7 @@ def run_path(spec: PathSpec, policies: list[str], reps: int, size: int, tmp: str
                 for policy in policies:
                     modes = [False, True] if rep % 2 == 0 else [True, False]
                     for endgame in modes:
-                        dest = f"r{rep}-{policy.replace(':', '')}-{int(endgame)}"
+                        dest = f"{spec.name}-r{rep}-{policy.replace(':', '')}-{int(endgame)}"
                         r = one_run(tb, address, src, dest, policy, endgame, spec.stream_rate)
                         same = filecmp.cmp(
                             os.path.join(src, "data"),
@@ -178,7 +193,8 @@ def table(rows: list[dict]) -> None:
         return f"{statistics.median(xs):.2f} [{min(xs):.2f}-{max(xs):.2f}]"
 
     print("\npath        policy    mode      runs  done s             done/ideal         "
-          "tail (<= 1.5)      redundant MB  drain s  verified")  # fmt: skip
+          "tail (<= 1.5)      tail/prev          slowest mid slice  redundant MB  drain s  "
+          "verified")  # fmt: skip
     keys = sorted({(r["path"], r["policy"], r["endgame"]) for r in rows}, key=str)
     for path, policy, endgame in keys:
         rs = [r for r in rows if (r["path"], r["policy"], r["endgame"]) == (path, policy, endgame)]
@@ -186,6 +202,8 @@ def table(rows: list[dict]) -> None:
             f"{path:<11} {policy:<9} {'endgame' if endgame else 'before':<8} {len(rs):>4}  "
             f"{med([r['done_s'] for r in rs]):<18} {med([r['done_ratio'] for r in rs]):<18} "
             f"{med([r['tail'] for r in rs]):<18} "
+            f"{med([r['tail_prev'] for r in rs]):<18} "
+            f"{med([r['slowest_mid'] for r in rs]):<18} "
             f"{statistics.median([r['redundant_mb'] for r in rs]):>12.1f}  "
             f"{statistics.median([r['drain_s'] for r in rs]):>7.2f}  "
             f"{all(r['verified'] and r['exit_code'] == 0 for r in rs)}"
@@ -200,7 +218,12 @@ def main() -> None:
     ap.add_argument("--size", default="500MB")
     ap.add_argument("--tmpfs", default="/dev/shm")
     ap.add_argument("--json", dest="json_out")
+    ap.add_argument("--events", help="keep each run's per-MI events in this directory")
     a = ap.parse_args()
+    global EVENTS_DIR
+    EVENTS_DIR = a.events
+    if a.events:
+        os.makedirs(a.events, exist_ok=True)
     if os.geteuid() != 0:
         sys.exit("bench_endgame: needs root (network namespaces)")
     size = int(parse_size(a.size))

@@ -49,7 +49,7 @@ class SenderConfig:
     """Checksum every block end to end (xxh3-64)."""
     block_size: int = 4 << 20
     """Largest block. With ``endgame`` each stream's blocks hold about what it moves in one
-    MI (256 KiB up to this, and small near the end); without it every block is this size."""
+    MI (128 KiB up to this, and small near the end); without it every block is this size."""
     endgame: bool = True
     """The end of a transfer: once every block is in flight, idle streams carry copies of
     the oldest unconfirmed blocks (the first verified copy wins, a slower one is abandoned)

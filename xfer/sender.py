@@ -74,16 +74,16 @@ SEND_CHUNK = 1 << 20
 stream's copy has delivered (endgame)."""
 
 COPY_AGE_S = 0.2
-"""The endgame copies a block only once it has been unconfirmed for this long (or 4 RTTs if
+"""The endgame copies a block only once it has been unconfirmed for this long (or 2 RTTs if
 longer): healthy streams confirm within a few RTTs plus the receiver's 10 ms ack cycle, so on
 a clean path nothing is sent twice."""
 
 UNSENT_S = 0.05
-"""With the endgame, a stream keeps about this many seconds of its rate (256 KiB..16 MiB)
+"""With the endgame, a stream keeps about this many seconds of its rate (128 KiB..16 MiB)
 unsent in its socket buffer (TCP_NOTSENT_LOWAT): enough to cover a thread's wake-up, while
 blocks stay unbound to a stream until shortly before they go out (a stream whose rate
 collapses then holds little)."""
-MIN_UNSENT = 256 << 10
+MIN_UNSENT = 128 << 10
 TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)
 
 Abandon = Callable[[int], bool]
@@ -659,7 +659,7 @@ class Sender:
                         sched.stop_source()
                     elif deadline and self.rate_Bps and not sched.exhausted:
                         sched.remaining = int(self.rate_Bps * (deadline - now))
-                    sched.min_age = max(COPY_AGE_S, 4 * monitor.srtt_s())
+                    sched.min_age = max(COPY_AGE_S, 2 * monitor.srtt_s())
                     if self.drain_since is None and sched.draining:
                         self.drain_since = now
                     if cfg.redundancy and sched.hedge(monitor.stalled()):

@@ -103,7 +103,7 @@ class BlockSizing:
     bounds, and never more than a small share of what is left, so the last blocks of a
     transfer are small and no single block can hold the end for long."""
 
-    min_block: int = 256 << 10
+    min_block: int = 128 << 10
     max_block: int = 4 << 20
     mi_s: float = 1.0
     first_block: int = 1 << 20
