@@ -73,6 +73,13 @@ def _logging(verbose: int) -> None:
 )
 @click.option("--max-sessions", default=32, show_default=True, help="Concurrent sessions.")
 @click.option(
+    "--encryption",
+    type=click.Choice(["auto", "on", "off"]),
+    default="auto",
+    show_default=True,
+    help="auto: encrypt when the sender asks; on: refuse senders in clear; off: refuse encryption.",
+)
+@click.option(
     "--stall-timeout",
     default=60.0,
     show_default=True,
@@ -87,6 +94,7 @@ def recv_cmd(
     once: bool,
     no_fsync: bool,
     max_sessions: int,
+    encryption: str,
     stall_timeout: float,
     verbose: int,
 ) -> None:
@@ -104,6 +112,7 @@ def recv_cmd(
             fsync=not no_fsync,
             max_sessions=max_sessions,
             stall_timeout=stall_timeout,
+            encryption=encryption,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -182,6 +191,13 @@ def recv_cmd(
     help="Shared secret (else $XFER_TOKEN).",
 )
 @click.option(
+    "--encryption",
+    type=click.Choice(["auto", "on", "off"]),
+    default="auto",
+    show_default=True,
+    help="AES-256-GCM on every block and control frame; auto: on unless the peer is loopback.",
+)
+@click.option(
     "--stall-timeout",
     default=30.0,
     show_default=True,
@@ -220,6 +236,7 @@ def send_cmd(
     no_checksum: bool,
     redundancy: bool,
     token_file: str | None,
+    encryption: str,
     stall_timeout: float,
     as_json: bool,
     json_stream: bool,
@@ -252,6 +269,7 @@ def send_cmd(
             endgame=endgame,
             token=_token(token_file),
             dest=dest,
+            encryption=encryption,
             stall_timeout=stall_timeout,
             meta=dict(m.split("=", 1) for m in meta if "=" in m),
         )
@@ -324,7 +342,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         click.echo(
             f"xfer: {gb:.3f} GB, {s.get('files', 0)} files in {s.get('seconds', 0):.1f} s "
             f"({rate:.2f} Gbit/s, up to {s.get('streams_max', 0)} streams), "
-            f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B",
+            f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B, "
+            f"encryption {s.get('encryption', 'off')}",
             err=True,
         )
     else:
