@@ -208,10 +208,8 @@ class RemoteReceiver:
             *shlex.split(self.cfg.remote_xfer),
             "recv",
             "--stdio",
-            "--listen",
-            self.listen,
-            "--root",
-            remote_dir(self.target.path),
+            f"--listen={self.listen}",
+            f"--root={remote_dir(self.target.path)}",  # one word: a DIR such as -x stays a DIR
         ]
         return [*self._ssh_base(), "-T", "--", self.target.host, shlex.join(remote)]
 

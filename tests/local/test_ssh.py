@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from xfer.dataset import trees_equal
-from xfer.ssh import Direct, SshTarget, parse_destination, remote_dir
+from xfer.ssh import Direct, RemoteReceiver, SshConfig, SshTarget, parse_destination, remote_dir
 from xfer.store import PARTIAL_DIR
 
 from .conftest import make_tree
@@ -89,6 +90,26 @@ def test_remote_dir() -> None:
         "in",
         "in",
         "/abs",
+    ]
+
+
+def test_the_ssh_command_line() -> None:
+    r = RemoteReceiver(
+        SshTarget("h.example", "-odd dir; rm -rf ~", "alice", 2222),
+        SshConfig("python3 -m xfer.cli", "ssh -F 'my cfg'"),
+    )
+    argv = r.command()
+    assert argv[:8] == ["ssh", "-F", "my cfg", "-p", "2222", "-l", "alice", "-T"]
+    assert argv[8:10] == ["--", "h.example"]
+    assert shlex.split(argv[10]) == [  # what the far shell runs: every word quoted
+        "exec",
+        "python3",
+        "-m",
+        "xfer.cli",
+        "recv",
+        "--stdio",
+        "--listen=0.0.0.0:0",
+        "--root=-odd dir; rm -rf ~",
     ]
 
 
@@ -259,6 +280,8 @@ def test_killed_sender_leaves_no_receiver(sshd: Path, tmp_path) -> None:
             assert time.monotonic() < deadline, "the remote receiver never started writing"
             time.sleep(0.1)
         assert proc.poll() is None  # mid-transfer (64 MiB at 40 Mbit/s takes ~13 s)
+        for cmd in remote_receivers(str(dest)):  # the key went over the channel, not argv
+            assert not re.search(r"[0-9a-f]{32}", cmd.split(":", 1)[1]), cmd
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         left = _gone(str(dest), 10)
