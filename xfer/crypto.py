@@ -65,12 +65,14 @@ class KeyExchange:
 
     def shared(self, peer_hex: object) -> bytes:
         """The shared secret with the peer's public key (hex); ProtocolError if malformed."""
+        bad = ProtocolError("kx must be a 32-byte X25519 public key in hex")
+        if not isinstance(peer_hex, str):
+            raise bad
         try:
-            assert isinstance(peer_hex, str)
             peer = X25519PublicKey.from_public_bytes(bytes.fromhex(peer_hex))
             return self._key.exchange(peer)
-        except (AssertionError, ValueError):
-            raise ProtocolError("kx must be a 32-byte X25519 public key in hex") from None
+        except ValueError:
+            raise bad from None
 
 
 @dataclass(frozen=True, slots=True)
