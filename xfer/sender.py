@@ -197,6 +197,7 @@ class MemSource:
     def __init__(self) -> None:
         self.chunk = memoryview(os.urandom(MEM_CHUNK))
         self._digest: dict[int, int] = {}
+        self._flat = memoryview(b"")
 
     def iov(self, length: int) -> list[memoryview]:
         full, rest = divmod(length, MEM_CHUNK)
@@ -212,12 +213,13 @@ class MemSource:
         return d
 
     def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
-        """The block's bytes, copied into ``buf`` (the encrypted path)."""
-        pos = 0
-        for part in self.iov(blk.length):
-            buf[pos : pos + len(part)] = part
-            pos += len(part)
-        return buf
+        """The block's bytes for the encrypted path: a view of one contiguous copy of the
+        chunks, built once for the largest block (the sealer encrypts from it into ``buf``'s
+        buffer, so nothing is copied per block)."""
+        flat = self._flat
+        if len(flat) < blk.length:  # a new object: other streams keep the view they hold
+            flat = self._flat = memoryview(b"".join(self.iov(blk.length)))
+        return flat[: blk.length]
 
     def send(
         self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
