@@ -153,7 +153,7 @@ def recv_cmd(
 
 
 @click.command("send")
-@click.argument("args", nargs=-1, required=True, metavar="PATH... HOST:PORT")
+@click.argument("args", nargs=-1, required=True, metavar="PATH... [USER@]HOST:DIR|HOST:PORT")
 @click.option(
     "--mem", "mem", metavar="SIZE", help="Memory-to-memory: send SIZE of generated data (e.g. 10G)."
 )
