@@ -284,7 +284,9 @@ class Proxy:
     * ``corrupt = (k, n)``: flip one bit of byte n of data connection k;
     * ``corrupt_blocks = True``: flip one bit of the first payload byte of every block on every
       data connection (the proxy follows the block framing);
-    * ``reset_control()``: RST the control connection now.
+    * ``reset_control()``: RST the control connection now;
+    * ``tamper = Tamper(...)``: an on-path attacker on an encrypted session (see
+      :class:`Tamper`): flips bits in chosen block headers, payloads and control frames.
     """
 
     def __init__(self, target: str | tuple[str, int], rcvbuf: int | None = None) -> None:
@@ -300,6 +302,7 @@ class Proxy:
         self.freeze_data: tuple[int, int] | None = None
         self.corrupt: tuple[int, int] | None = None
         self.corrupt_blocks = False
+        self.tamper: Tamper | None = None
         self.data_count = 0
         self.control: list[socket.socket] = []
         self.events: list[str] = []
@@ -361,9 +364,12 @@ class Proxy:
         the sender-to-receiver direction)."""
         done = 0
         framing = _Framing()
+        tamper = self.tamper.stream(index, up) if self.tamper else None
         try:
             while True:
                 data = src.recv(1 << 16)
+                if data and tamper is not None:
+                    data = tamper.feed(bytearray(data))
                 if not data:
                     if index is not None and not up:
                         self.events.append(f"receiver closed data connection {index}")
@@ -402,6 +408,114 @@ class Proxy:
                         time.sleep(0.05)
                 return None
         return data
+
+
+class Tamper:
+    """Flips one bit in chosen places of an encrypted session, following its framing (sealed
+    block payloads and END carry a 16-byte tag; sealed control frames count it in their
+    length). Counts are over the whole session, in the order the proxy sees them:
+
+    * ``headers``: indexes of block headers (all data connections) whose offset field is
+      changed;
+    * ``payloads``: indexes of block payloads whose first byte is flipped;
+    * ``up_frames`` / ``down_frames``: indexes of control frames, sender -> receiver and
+      receiver -> sender, whose last byte (in the tag) is flipped.
+
+    ``events`` says what was done."""
+
+    def __init__(
+        self,
+        headers: tuple[int, ...] = (),
+        payloads: tuple[int, ...] = (),
+        up_frames: tuple[int, ...] = (),
+        down_frames: tuple[int, ...] = (),
+    ) -> None:
+        self.targets = {
+            "header": set(headers),
+            "payload": set(payloads),
+            "up": set(up_frames),
+            "down": set(down_frames),
+        }
+        self.counts = {k: 0 for k in self.targets}
+        self.events: list[str] = []
+        self._lock = threading.Lock()
+
+    def hit(self, what: str) -> bool:
+        """Count one more ``what``; True if this one is to be tampered with."""
+        with self._lock:
+            k = self.counts[what]
+            self.counts[what] += 1
+            if k in self.targets[what]:
+                self.events.append(f"{what} {k}")
+                return True
+            return False
+
+    def stream(self, index: int | None, up: bool) -> _TamperStream | None:
+        if index is None:
+            return _TamperStream(self, "control", "up" if up else "down")
+        return _TamperStream(self, "data", "") if up else None
+
+
+class _TamperStream:
+    """The framing of one direction of one connection, as :class:`Tamper` follows it: a data
+    connection is a DATA_HELLO frame, then sealed blocks; a control connection is frames."""
+
+    def __init__(self, tamper: Tamper, kind: str, direction: str) -> None:
+        self.t = tamper
+        self.kind = kind
+        self.direction = direction
+        self.buf = bytearray()
+        self.state = "hello" if kind == "data" else "frame"
+        self.after = "header" if kind == "data" else "frame"  # the state after a body
+        self.left = 0
+        self.flip_first = False
+        self.flip_last = False
+
+    def feed(self, data: bytearray) -> bytearray:
+        i = 0
+        while i < len(data):
+            if self.state == "body":
+                n = min(self.left, len(data) - i)
+                if self.flip_first:
+                    data[i] ^= 0x01
+                    self.flip_first = False
+                if self.flip_last and n == self.left:
+                    data[i + n - 1] ^= 0x01
+                    self.flip_last = False
+                i += n
+                self.left -= n
+                if not self.left:
+                    self.state = self.after
+                continue
+            need = BLOCK_HEADER.size if self.state == "header" else CTRL_HEADER.size
+            take = min(need - len(self.buf), len(data) - i)
+            self.buf += data[i : i + take]
+            i += take
+            if len(self.buf) < need:
+                break
+            self._header(data, i - need)
+            self.buf = bytearray()
+            self.state = "body" if self.left else self.after
+        return data
+
+    def _header(self, data: bytearray, start: int) -> None:
+        """A header just completed at ``data[start:]`` (``start`` < 0: it straddled two
+        reads and cannot be changed any more)."""
+        if self.state != "header":  # a control frame, or the DATA_HELLO
+            self.left = CTRL_HEADER.unpack(self.buf)[1]
+            self.flip_last = self.state == "frame" and self.t.hit(self.direction)
+            return
+        kind, _fid, _off, length, _digest = BLOCK_HEADER.unpack(self.buf)
+        self.left = length + 16 if kind == 1 else 16  # sealed payload + tag, or END's tag
+        if kind != 1:
+            return
+        if self.t.hit("header"):
+            if start >= 0:  # even: a bit of the offset; odd: the length's lowest bit
+                data[start + (9 if self.t.counts["header"] % 2 else 16)] ^= 0x01
+            else:
+                self.flip_first = True
+        if self.t.hit("payload"):
+            self.flip_first = True
 
 
 class _Framing:

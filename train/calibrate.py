@@ -82,7 +82,8 @@ def run_one(
     """One fixed-N memory transfer; mean throughput and loss over the MIs after warm-up."""
     dst = f"{tb.hosts['receiver'].addr}:{PORT}"
     argv = _xfer("send", "--mem", "1000G", "--duration", str(seconds), "--streams", str(n),
-                 "--json-stream", "-q", "--no-checksum", "--cc", cc, dst)  # fmt: skip
+                 "--json-stream", "-q", "--no-checksum", "--encryption", "off", "--cc", cc,
+                 dst)  # fmt: skip
     if cap:
         argv[-1:-1] = ["--stream-rate", cap]
     out = tb.hosts["sender"].run(argv, timeout=seconds + 60, capture_output=True, text=True)

@@ -217,10 +217,12 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
 
     def _send_argv(self, policy: str, duration: float) -> list[str]:
         c = self.cfg
+        # --encryption off: an emulated private link, measured as in training
         argv = _xfer("send", "--mem", "1000G", "--duration", f"{duration:g}", "--policy", policy,
                      "--json-stream", "-q", "--mi", f"{c.mi_s:g}", "--min-streams",
                      str(c.min_streams), "--max-streams", str(c.max_streams),
-                     "--meta", f"scenario={self.scenario_name}")  # fmt: skip
+                     "--meta", f"scenario={self.scenario_name}",
+                     "--encryption", "off")  # fmt: skip
         if self.stream_rate:
             argv += ["--stream-rate", str(self.stream_rate)]
         if self.cc:

@@ -7,9 +7,12 @@ import asyncio
 import contextlib
 import socket
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xfer.protocol import MAX_CTRL_FRAME, Frame, FrameDecoder, Msg, encode
+
+if TYPE_CHECKING:
+    from xfer.crypto import FrameOpener, FrameSealer
 
 
 class PeerClosed(ConnectionError):
@@ -26,6 +29,16 @@ class Channel:
         self.decoder = FrameDecoder(max_frame)
         self._frames: list[Frame] = []
         self._send_lock = asyncio.Lock()
+        self._sealer: FrameSealer | None = None
+
+    def secure(self, sealer: FrameSealer, opener: FrameOpener) -> None:
+        """From now on, seal every frame sent and open every frame received (AES-256-GCM)."""
+        self._sealer = sealer
+        self.decoder.opener = opener
+
+    @property
+    def sealed(self) -> bool:
+        return self._sealer is not None
 
     async def recv(self, timeout: float | None = None) -> Frame:
         """The next frame; raises PeerClosed at EOF, ProtocolError on a bad frame,
@@ -42,6 +55,8 @@ class Channel:
     async def send(self, msg: Msg, body: dict[str, Any] | None = None) -> None:
         data = encode(msg, body)
         async with self._send_lock:
+            if self._sealer is not None:  # under the lock: frames are counted in send order
+                data = self._sealer.seal(data)
             await self.loop.sock_sendall(self.sock, data)
 
     def close(self) -> None:

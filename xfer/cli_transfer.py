@@ -12,12 +12,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from typing import Any
 
 import click
 
 from xfer.config import DEFAULT_POLICY, SenderConfig, parse_rate, parse_size
-from xfer.errors import Exit
+from xfer.errors import Exit, XferError
 from xfer.transport import TRANSPORTS
 
 
@@ -73,10 +74,23 @@ def _logging(verbose: int) -> None:
 )
 @click.option("--max-sessions", default=32, show_default=True, help="Concurrent sessions.")
 @click.option(
+    "--encryption",
+    type=click.Choice(["auto", "on", "off"]),
+    default="auto",
+    show_default=True,
+    help="auto: encrypt when the sender asks; on: refuse senders in clear; off: refuse encryption.",
+)
+@click.option(
     "--stall-timeout",
     default=60.0,
     show_default=True,
     help="Drop a data connection idle this long (s).",
+)
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Started over SSH by `xfer send`: read the token from stdin, print the port on "
+    "stdout, serve one session, exit when stdin closes.",
 )
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def recv_cmd(
@@ -87,24 +101,31 @@ def recv_cmd(
     once: bool,
     no_fsync: bool,
     max_sessions: int,
+    encryption: str,
     stall_timeout: float,
+    stdio: bool,
     verbose: int,
 ) -> None:
     """Run a receiver that writes under --root and serves several senders at once."""
     from xfer.receiver import Receiver, ReceiverConfig
+    from xfer.ssh import PORT_LINE, read_token, watch_eof
 
     _logging(verbose)
     try:
         cfg = ReceiverConfig(
             root=root,
             listen=listen,
-            token=_token(token_file),
+            token=read_token(sys.stdin.buffer) if stdio else _token(token_file),
             insecure=insecure,
-            once=once,
+            once=once or stdio,
             fsync=not no_fsync,
             max_sessions=max_sessions,
             stall_timeout=stall_timeout,
+            encryption=encryption,
         )
+    except XferError as exc:
+        click.echo(f"xfer: {exc}", err=True)
+        sys.exit(int(exc.exit))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     rx = Receiver(cfg)
@@ -115,9 +136,13 @@ def recv_cmd(
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, rx.shutdown)
         click.echo(f"xfer: listening on {host}:{port}, root {os.path.realpath(root)}", err=True)
+        if stdio:  # the sender's SSH channel: our port out, its EOF ends us
+            click.echo(f"{PORT_LINE} {port}")
+            sys.stdout.flush()
+            watch_eof(sys.stdin.buffer, lambda: loop.call_soon_threadsafe(rx.shutdown))
         await rx.serve()
 
     _run(main())
@@ -128,7 +153,7 @@ def recv_cmd(
 
 
 @click.command("send")
-@click.argument("args", nargs=-1, required=True, metavar="PATH... HOST:PORT")
+@click.argument("args", nargs=-1, required=True, metavar="PATH... [USER@]HOST:DIR|HOST:PORT")
 @click.option(
     "--mem", "mem", metavar="SIZE", help="Memory-to-memory: send SIZE of generated data (e.g. 10G)."
 )
@@ -182,10 +207,32 @@ def recv_cmd(
     help="Shared secret (else $XFER_TOKEN).",
 )
 @click.option(
+    "--encryption",
+    type=click.Choice(["auto", "on", "off"]),
+    default="auto",
+    show_default=True,
+    help="AES-256-GCM on every block and control frame; auto: on unless the peer is loopback.",
+)
+@click.option(
     "--stall-timeout",
     default=30.0,
     show_default=True,
     help="Drop a stream without progress for this long (s).",
+)
+@click.option(
+    "--remote-xfer",
+    default="xfer",
+    show_default=True,
+    metavar="CMD",
+    help="USER@HOST:DIR destinations: the xfer command on the far host (e.g. a venv's path).",
+)
+@click.option(
+    "--ssh",
+    "ssh_cmd",
+    default="ssh",
+    show_default=True,
+    metavar="CMD",
+    help="USER@HOST:DIR destinations: the ssh command to use (e.g. 'ssh -F ./config').",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option(
@@ -220,7 +267,10 @@ def send_cmd(
     no_checksum: bool,
     redundancy: bool,
     token_file: str | None,
+    encryption: str,
     stall_timeout: float,
+    remote_xfer: str,
+    ssh_cmd: str,
     as_json: bool,
     json_stream: bool,
     log_path: str | None,
@@ -228,10 +278,24 @@ def send_cmd(
     quiet: bool,
     verbose: int,
 ) -> None:
-    """Send files and directory trees (or generated data) to an `xfer recv`."""
+    """Send files and directory trees (or generated data) to USER@HOST:DIR (xfer is started
+    there over SSH) or to a running `xfer recv` at HOST:PORT."""
+    from xfer.ssh import Direct, RemoteReceiver, SshConfig, parse_destination
+
     _logging(verbose)
     *paths, address = args
+    remote: RemoteReceiver | None = None
     try:
+        target = parse_destination(address)
+        if not isinstance(target, Direct):
+            if token_file:
+                raise ValueError("--token-file is for HOST:PORT; over SSH a key is made per run")
+            remote = RemoteReceiver(target, SshConfig(remote_xfer, ssh_cmd))
+            host = remote.data_host()
+            remote.listen = "[::]:0" if ":" in host else "0.0.0.0:0"
+            address = f"[{host}]:0" if ":" in host else f"{host}:0"  # the port comes later
+        else:
+            address = target.address
         cfg = SenderConfig(
             address=address,
             paths=tuple(paths),
@@ -252,6 +316,7 @@ def send_cmd(
             endgame=endgame,
             token=_token(token_file),
             dest=dest,
+            encryption=encryption,
             stall_timeout=stall_timeout,
             meta=dict(m.split("=", 1) for m in meta if "=" in m),
         )
@@ -261,12 +326,31 @@ def send_cmd(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     show = not (quiet or as_json or json_stream) and sys.stderr.isatty()
-    summary = run_send(cfg, log_path, json_stream=json_stream, progress=show)
+    if remote is None:
+        summary = run_send(cfg, log_path, json_stream=json_stream, progress=show)
+    else:
+        summary = _send_over_ssh(remote, cfg, log_path, json_stream=json_stream, progress=show)
     if as_json or json_stream:
         click.echo(json.dumps(summary))
     else:
         _print_summary(summary)
     sys.exit(summary["exit_code"])
+
+
+def _send_over_ssh(
+    remote: Any, cfg: SenderConfig, log_path: str | None, **outputs: bool
+) -> dict[str, Any]:
+    """Start the far side, run the transfer to it with the token it was handed, end it."""
+    try:
+        port, token = remote.start()
+    except XferError as exc:
+        remote.close()
+        return {"event": "end", "exit_code": int(exc.exit), "verified": False, "error": str(exc)}
+    host = cfg.address.rpartition(":")[0]
+    try:
+        return run_send(replace(cfg, address=f"{host}:{port}", token=token), log_path, **outputs)
+    finally:
+        remote.close()
 
 
 def run_send(
@@ -324,7 +408,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         click.echo(
             f"xfer: {gb:.3f} GB, {s.get('files', 0)} files in {s.get('seconds', 0):.1f} s "
             f"({rate:.2f} Gbit/s, up to {s.get('streams_max', 0)} streams), "
-            f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B",
+            f"verified={s['verified']}, resent {s.get('bytes_resent', 0)} B, "
+            f"encryption {s.get('encryption', 'off')}",
             err=True,
         )
     else:

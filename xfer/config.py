@@ -3,12 +3,28 @@ options and the library API map onto."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field
 
 from xfer.units import parse_rate, parse_size
 
+
+def is_loopback(host: str) -> bool:
+    """Only the name ``localhost`` and literal loopback addresses count: a host name such as
+    ``127.attacker.example`` may resolve anywhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 __all__ = ["DEFAULT_POLICY", "SenderConfig", "parse_rate", "parse_size"]
+
+ENCRYPTION = ("auto", "on", "off")
+"""Values of ``--encryption`` (sender and receiver)."""
 
 DEFAULT_POLICY = "ppo"
 """The controller used when neither --streams nor --policy is given: the shipped PPO policy."""
@@ -70,6 +86,9 @@ class SenderConfig:
     receiver drops duplicates by offset). Off by default: on handoff-2path, kernel MPTCP's own
     re-injection kept outages at 93 % of the surviving path with a 0.5 s longest stall, hedging
     at 89-90 % with 1.25 s (docs/mptcp.md)."""
+    encryption: str = "auto"
+    """AES-256-GCM on every data block and control frame: ``on``, ``off``, or ``auto`` (on
+    unless the receiver's address is loopback)."""
     max_retries: int = 3
     """Times a block may fail verification before the transfer fails."""
     meta: dict[str, str] = field(default_factory=dict)
@@ -88,9 +107,19 @@ class SenderConfig:
             raise ValueError(f"--mi must be within 0.05..60 s, got {self.mi}")
         if not 4096 <= self.block_size <= 64 << 20:
             raise ValueError("block size must be within 4 KiB..64 MiB")
+        if self.encryption not in ENCRYPTION:
+            raise ValueError(f"--encryption must be one of {', '.join(ENCRYPTION)}")
         for p in self.paths:
             if not os.path.exists(p):
                 raise ValueError(f"{p}: no such file or directory")
+
+    @property
+    def encrypt(self) -> bool:
+        """Whether this transfer encrypts (``auto`` resolved against the address)."""
+        if self.encryption != "auto":
+            return self.encryption == "on"
+        host = self.address.rpartition(":")[0].strip("[]")
+        return not is_loopback(host)
 
     @property
     def policy_spec(self) -> str:

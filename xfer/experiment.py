@@ -212,6 +212,7 @@ def _sender_argv(
         what = ["--duration", f"{trial.duration_s:g}"]
     argv = [sys.executable, "-c", _PRELUDE, f"{start_at:.3f}", trial.policy]
     argv += ["send", *what, address, "--policy", trial.policy, "--json-stream", "-q"]
+    argv += ["--encryption", "off"]  # a private emulated link: measure the controller, as before
     argv += ["--min-streams", str(exp.min_streams), "--max-streams", str(exp.max_streams)]
     argv += ["--mi", f"{exp.mi_s:g}", "--log", str(log)]
     if exp.stream_rate_bps:

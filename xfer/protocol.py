@@ -23,7 +23,7 @@ import json
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 VERSION = 1
 """Protocol version exchanged in HELLO; peers with another major version are refused."""
@@ -42,6 +42,9 @@ MAX_CTRL_FRAME = 4 << 20
 
 MAX_BLOCK = 64 << 20
 """Largest data block accepted."""
+
+FRAME_TAG = 16
+"""Bytes an encrypted session adds to each control payload and data block (the AEAD tag)."""
 
 
 class ProtocolError(Exception):
@@ -109,12 +112,21 @@ class Frame:
     body: dict[str, Any]
 
 
+class FrameOpener(Protocol):
+    """Authenticates and decrypts one sealed control payload (see xfer.crypto)."""
+
+    def open(self, header: bytes, sealed: bytes) -> bytes: ...
+
+
 class FrameDecoder:
-    """Incremental decoder of control frames: ``feed(bytes)`` then iterate ``frames()``."""
+    """Incremental decoder of control frames: ``feed(bytes)`` then iterate ``frames()``.
+    Once ``opener`` is set (after the handshake of an encrypted session), every payload is
+    opened by it before it is decoded."""
 
     def __init__(self, max_frame: int = MAX_CTRL_FRAME) -> None:
         self._buf = bytearray()
         self._max = max_frame
+        self.opener: FrameOpener | None = None
 
     def feed(self, data: bytes) -> None:
         self._buf += data
@@ -128,7 +140,7 @@ class FrameDecoder:
         """Yield every complete frame buffered so far; raise ProtocolError on a bad one."""
         while len(self._buf) >= CTRL_HEADER.size:
             kind, length = CTRL_HEADER.unpack_from(self._buf)
-            if length > self._max:
+            if length > self._max + (FRAME_TAG if self.opener else 0):
                 raise ProtocolError(f"control frame of {length} bytes exceeds limit {self._max}")
             try:
                 msg = Msg(kind)
@@ -138,6 +150,8 @@ class FrameDecoder:
             if len(self._buf) < end:
                 return
             raw = bytes(self._buf[CTRL_HEADER.size : end])
+            if self.opener is not None:
+                raw = self.opener.open(bytes(self._buf[: CTRL_HEADER.size]), raw)
             del self._buf[:end]
             yield Frame(msg, decode_body(msg, raw))
 

@@ -11,24 +11,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import xxhash
 
 from xfer.channel import Channel, PeerClosed, Stalled, recv_exact, set_timeouts
+from xfer.config import ENCRYPTION, is_loopback
+from xfer.crypto import (
+    CIPHER,
+    TAG,
+    BlockOpener,
+    FrameOpener,
+    FrameSealer,
+    KeyExchange,
+    SessionKeys,
+    Tampered,
+    session_keys,
+)
 from xfer.errors import RemoteError
 from xfer.manifest import Entry, entry_from_wire
 from xfer.protocol import (
     BLOCK_HEADER,
     DATA_OK,
     VERSION,
+    BlockHeader,
     BlockKind,
     ErrorCode,
     Msg,
@@ -85,10 +97,15 @@ class ReceiverConfig:
     """Seconds without progress after which a data connection is dropped."""
     sync_interval: float = 1.0
     """Seconds between making written data durable and journaling it."""
+    encryption: str = "auto"
+    """``auto``: encrypt the sessions whose sender asks for it; ``on``: refuse senders that
+    do not; ``off``: refuse senders that do."""
 
     def __post_init__(self) -> None:
+        if self.encryption not in ENCRYPTION:
+            raise ValueError(f"--encryption must be one of {', '.join(ENCRYPTION)}")
         host, _ = split_hostport(self.listen)
-        if self.token is None and not self.insecure and not _is_loopback(host):
+        if self.token is None and not self.insecure and not is_loopback(host):
             raise ValueError(
                 f"refusing to listen on {host} without a token: give --token-file or "
                 "XFER_TOKEN, or --insecure to allow unauthenticated transfers"
@@ -101,17 +118,6 @@ def split_hostport(s: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise ValueError(f"expected HOST:PORT, got {s!r}")
     return host.strip("[]") or "0.0.0.0", int(port)
-
-
-def _is_loopback(host: str) -> bool:
-    """Only the name ``localhost`` and literal loopback addresses count: a host name such as
-    ``127.attacker.example`` may resolve anywhere."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -146,6 +152,12 @@ class Session:
     is dropped, never written twice."""
     bytes_received: int = 0
     blocks_bad: int = 0
+    keys: SessionKeys | None = None
+    """Set when the session is encrypted (after WELCOME)."""
+    streams_used: set[int] = field(default_factory=set)
+    """Stream ids seen (an encrypted session refuses a replayed DATA_HELLO)."""
+    auth_failures: int = 0
+    """Blocks and data headers that failed authentication (their connection was dropped)."""
     started: float = field(default_factory=time.monotonic)
 
     def fail(self, code: str, message: str) -> None:
@@ -334,7 +346,11 @@ class Receiver:
             )
         cnonce = need(hello, "nonce", str, Msg.HELLO)[:128]
         snonce = secrets.token_hex(16)
-        await ch.send(Msg.CHALLENGE, {"nonce": snonce, "auth_required": cfg.token is not None})
+        kx, shared = self._negotiate(hello)
+        challenge: dict[str, Any] = {"nonce": snonce, "auth_required": cfg.token is not None}
+        if kx is not None:
+            challenge.update(enc=CIPHER, kx=kx.public_hex)
+        await ch.send(Msg.CHALLENGE, challenge)
         auth = await ch.recv(cfg.handshake_timeout)
         s.machine.on(auth.msg)
         if auth.msg is Msg.ERROR:
@@ -350,8 +366,32 @@ class Receiver:
         else:
             welcome["data_secret"] = s.secret.hex()
         await ch.send(Msg.WELCOME, welcome)
+        if shared is not None:  # everything after WELCOME is sealed, both ways
+            s.keys = session_keys(s.secret, shared, snonce, cnonce)
+            ch.secure(FrameSealer(s.keys.to_sender), FrameOpener(s.keys.to_receiver))
         await self._open(ch, s)
         await self._active(ch, s)
+
+    def _negotiate(self, hello: dict[str, Any]) -> tuple[KeyExchange | None, bytes | None]:
+        """Encryption as the sender asks (HELLO ``enc``, ``kx``) and this receiver allows:
+        our key pair and the shared secret, or (None, None) for a session in clear."""
+        enc = hello.get("enc")
+        if enc is None:
+            if self.config.encryption == "on":
+                raise RemoteError(
+                    ErrorCode.PROTOCOL,
+                    "this receiver requires encryption: use an xfer that encrypts "
+                    "(--encryption on)",
+                )
+            return None, None
+        if self.config.encryption == "off":
+            raise RemoteError(
+                ErrorCode.PROTOCOL, "this receiver has encryption off: give --encryption off"
+            )
+        if enc != CIPHER:
+            raise RemoteError(ErrorCode.PROTOCOL, f"unknown cipher {str(enc)[:40]!r}")
+        kx = KeyExchange()
+        return kx, kx.shared(hello.get("kx"))
 
     async def _open(self, ch: Channel, s: Session) -> None:
         cfg = self.config
@@ -509,6 +549,8 @@ class Receiver:
                 "bytes_verified": book.bytes_verified if book else s.bytes_received,
                 "dup_bytes": book.dup_bytes if book else 0,
                 "blocks_bad": s.blocks_bad,
+                "auth_failures": s.auth_failures,
+                "encryption": CIPHER if s.keys else "off",
                 "streams_seen": s.streams_seen,
                 "files_missing": missing[:100],
                 "files_missing_count": len(missing),
@@ -557,6 +599,13 @@ class Receiver:
             return
         if ch.decoder.pending:
             raise ProtocolError("data sent before DATA_OK")
+        opener = None
+        if s.keys is not None:  # each connection has its own key; a stream id is used once
+            if stream in s.streams_used:
+                await self._send_error(ch, ErrorCode.AUTH, f"stream id {stream} used before")
+                return
+            s.streams_used.add(stream)
+            opener = BlockOpener(s.keys.data, stream, nonce)
         sock = ch.sock
         set_timeouts(sock, self.config.stall_timeout)
         sock.sendall(DATA_OK)
@@ -565,32 +614,47 @@ class Receiver:
             s.streams_seen += 1
         t = threading.Thread(
             target=self._data_thread,
-            args=(s, sock),
+            args=(s, sock, opener),
             daemon=True,
             name=f"xfer-rx-{sid[:6]}-{stream}",
         )
         t.start()
 
-    def _data_thread(self, s: Session, sock: socket.socket) -> None:
+    def _data_thread(self, s: Session, sock: socket.socket, opener: BlockOpener | None) -> None:
         hdr = bytearray(BLOCK_HEADER.size)
         buf = bytearray(1 << 20)
+        tag = TAG if opener else 0
         try:
             while True:
                 if not recv_exact(sock, memoryview(hdr)):
                     raise PeerClosed("data connection closed without END")
                 h = decode_block_header(hdr)
                 if h.kind is BlockKind.END:
+                    if opener is not None:
+                        _sealed_end(sock, opener)
                     break
                 if h.length > self.config.max_block:
                     raise ProtocolError(
                         f"block of {h.length} bytes exceeds this receiver's "
                         f"max_block {self.config.max_block}"
                     )
-                if len(buf) < h.length:
-                    buf = bytearray(min(self.config.max_block, max(h.length, 2 * len(buf))))
-                self._block(s, sock, h, memoryview(buf)[: h.length])
+                if len(buf) < h.length + tag:
+                    buf = bytearray(min(self.config.max_block, max(h.length, 2 * len(buf))) + tag)
+                if opener is None:
+                    self._block(s, sock, h, memoryview(buf)[: h.length])
+                else:
+                    self._sealed_block(s, sock, opener, hdr, h, memoryview(buf)[: h.length + tag])
+        except Tampered as exc:  # unauthenticated bytes: drop this connection, not the session
+            with s.lock:
+                s.auth_failures += 1
+            log.warning("session %s: %s; data connection dropped", s.id[:8], exc)
         except ProtocolError as exc:
-            s.fail(ErrorCode.PROTOCOL, f"protocol error on a data connection: {exc}")
+            if opener is not None and not _authenticated(exc):
+                with s.lock:  # a header we could not yet authenticate: treat as tampering
+                    s.auth_failures += 1
+                log.warning("session %s: bad data header (%s); connection dropped", s.id[:8], exc)
+            else:
+                s.fail(ErrorCode.PROTOCOL, f"protocol error on a data connection: {exc}")
         except StoreError as exc:
             s.fail(exc.code, str(exc))
         except (PeerClosed, Stalled, OSError) as exc:
@@ -601,16 +665,45 @@ class Receiver:
             with contextlib.suppress(OSError):
                 sock.close()
 
-    def _block(self, s: Session, sock: socket.socket, h: Any, view: memoryview) -> None:
+    def _sealed_block(
+        self,
+        s: Session,
+        sock: socket.socket,
+        opener: BlockOpener,
+        hdr: bytearray,
+        h: BlockHeader,
+        sealed: memoryview,
+    ) -> None:
+        """An encrypted block: read and authenticate it before anything else looks at it.
+        A block that fails is reported bad (the sender re-queues it) and counted, never
+        written; its connection is dropped (its framing cannot be trusted any more)."""
+        if not recv_exact(sock, sealed):
+            raise PeerClosed("connection closed inside a block")
+        try:
+            plain = opener.open(hdr, sealed)
+        except Tampered:
+            with s.lock:
+                s.acks_bad.append([h.file_id, h.offset, h.length])
+            raise
+        journal = s.checksum and s.mode == "files"  # the tag verified it; the hash is for resume
+        digest = xxhash.xxh3_64_intdigest(plain) if journal else 0
+        try:
+            self._block(s, sock, replace(h, digest=digest), plain, received=True)
+        except ProtocolError as exc:  # the authenticated sender broke the protocol
+            raise _Authenticated(str(exc)) from None
+
+    def _block(
+        self, s: Session, sock: socket.socket, h: Any, view: memoryview, received: bool = False
+    ) -> None:
         fb = None
         if s.mode == "files":
             assert s.book is not None
             with s.lock:
                 fb = s.book.check(h.file_id, h.offset, h.length)
-        if not recv_exact(sock, view):
+        if not received and not recv_exact(sock, view):
             raise PeerClosed("connection closed inside a block")
         s.bytes_received += h.length
-        if s.checksum and xxhash.xxh3_64_intdigest(view) != h.digest:
+        if s.checksum and not received and xxhash.xxh3_64_intdigest(view) != h.digest:
             with s.lock:
                 s.blocks_bad += 1
                 s.acks_bad.append([h.file_id, h.offset, h.length])
@@ -659,3 +752,18 @@ class Receiver:
             s.acks_ok.append([h.file_id, h.offset, h.length])
             if complete:
                 s.files_done.append(h.file_id)
+
+
+class _Authenticated(ProtocolError):
+    """A protocol error in an authenticated block: the sender's, so the session fails."""
+
+
+def _authenticated(exc: ProtocolError) -> bool:
+    return isinstance(exc, _Authenticated)
+
+
+def _sealed_end(sock: socket.socket, opener: BlockOpener) -> None:
+    tag = bytearray(TAG)
+    if not recv_exact(sock, memoryview(tag)):
+        raise PeerClosed("connection closed inside END")
+    opener.check_end(tag)

@@ -31,6 +31,15 @@ from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
+from xfer.crypto import (
+    CIPHER,
+    BlockSealer,
+    FrameOpener,
+    FrameSealer,
+    KeyExchange,
+    SessionKeys,
+    session_keys,
+)
 from xfer.decider import Decider
 from xfer.errors import Exit, RemoteError, XferError
 from xfer.manifest import FILE, Entry, ScanResult, scan
@@ -141,6 +150,15 @@ class FileSource:
                 raise Abandoned
             _sendfile(sock, fd, blk.offset + sent, min(SEND_CHUNK, blk.length - sent))
 
+    def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
+        """Read the block into ``buf`` (the encrypted path: no sendfile)."""
+        n = os.preadv(self.fd(blk.file_id), [buf], blk.offset)
+        if n != blk.length:
+            raise XferError(
+                f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
+            )
+        return buf
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
@@ -179,6 +197,7 @@ class MemSource:
     def __init__(self) -> None:
         self.chunk = memoryview(os.urandom(MEM_CHUNK))
         self._digest: dict[int, int] = {}
+        self._flat = memoryview(b"")
 
     def iov(self, length: int) -> list[memoryview]:
         full, rest = divmod(length, MEM_CHUNK)
@@ -193,6 +212,15 @@ class MemSource:
             d = self._digest[length] = h.intdigest()
         return d
 
+    def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
+        """The block's bytes for the encrypted path: a view of one contiguous copy of the
+        chunks, built once for the largest block (the sealer encrypts from it into ``buf``'s
+        buffer, so nothing is copied per block)."""
+        flat = self._flat
+        if len(flat) < blk.length:  # a new object: other streams keep the view they hold
+            flat = self._flat = memoryview(b"".join(self.iov(blk.length)))
+        return flat[: blk.length]
+
     def send(
         self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
     ) -> None:
@@ -206,6 +234,33 @@ class MemSource:
 
     def close(self) -> None:
         pass
+
+
+class SealedSource:
+    """The encrypted path: wraps a stream's source so that ``send`` reads the block's
+    plaintext into the sealer's buffer, seals it in place (AES-256-GCM, the header as
+    associated data) and sends header, ciphertext and tag (no sendfile). The header's digest
+    is 0: the receiver hashes what it opened. A block is sealed whole; it can still be
+    abandoned between pieces (the stream is then reset, as in clear)."""
+
+    def __init__(self, source: Any, sealer: BlockSealer) -> None:
+        self.source = source
+        self.sealer = sealer
+
+    def send(
+        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
+    ) -> None:
+        header = block_header(blk.file_id, blk.offset, blk.length, 0)
+        plain = self.source.plaintext(blk, self.sealer.buffer(blk.length))
+        wire = self.sealer.seal(header, plain)
+        send_vector(sock, [memoryview(header), wire[:SEND_CHUNK]])
+        for sent in range(SEND_CHUNK, len(wire), SEND_CHUNK):
+            if abandon(sent):
+                raise Abandoned
+            send_all(sock, wire[sent : sent + SEND_CHUNK])
+
+    def close(self) -> None:
+        self.source.close()
 
 
 def send_vector(sock: socket.socket, bufs: list[memoryview]) -> None:
@@ -252,6 +307,8 @@ class StreamPool:
     """Streams closed because they were still sending a block confirmed elsewhere."""
     stream_cc: dict[int, str | None] = field(default_factory=dict)
     transports: dict[str | None, Transport] = field(default_factory=dict)
+    keys: SessionKeys | None = None
+    """The session's keys when it is encrypted (each stream seals with its own key)."""
 
     def transport(self, cc: str | None) -> Transport:
         """The transport that opens streams with congestion control ``cc`` (one per name)."""
@@ -367,10 +424,12 @@ class StreamPool:
         final = None
         clean = abandoned = False
         try:
-            sock = self._open(sid)
+            sock, sealer = self._open(sid)
             self.monitor.add(sid, sock)
+            if sealer is not None:  # the encrypted path (xfer.crypto): same loop, sealed blocks
+                source = SealedSource(source, sealer)
             self._send_blocks(sid, sock, source)
-            send_all(sock, END_HEADER)
+            send_all(sock, END_HEADER if sealer is None else sealer.end())
             sock.shutdown(socket.SHUT_WR)
             final = self.monitor.info(sock)
             with contextlib.suppress(OSError):
@@ -405,7 +464,7 @@ class StreamPool:
             if not clean and not abandoned and not self.stopping and not self.sched.done:
                 self.set_target(self.target)  # replace the dead stream now, not at the next MI
 
-    def _open(self, sid: int) -> socket.socket:
+    def _open(self, sid: int) -> tuple[socket.socket, BlockSealer | None]:
         host, port = split_hostport(self.cfg.address)
         sock = self.transport(self.stream_cc.get(sid)).connect(
             host, port, timeout=self.cfg.connect_timeout
@@ -425,7 +484,7 @@ class StreamPool:
         except BaseException:
             sock.close()
             raise
-        return sock
+        return sock, BlockSealer(self.keys.data, sid, nonce) if self.keys else None
 
 
 # ----------------------------------------------------------------------- the sender
@@ -462,6 +521,8 @@ class Sender:
         """Interval records not yet reported (waiting for their MI's decision)."""
         self.drain_since: float | None = None
         """When all data was first in flight (the drain began)."""
+        self.keys: SessionKeys | None = None
+        """The session's keys once an encrypted handshake is done."""
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
@@ -517,9 +578,28 @@ class Sender:
 
     async def _handshake(self, ch: Channel) -> tuple[str, bytes]:
         cnonce = secrets.token_hex(16)
-        await ch.send(Msg.HELLO, {"version": VERSION, "nonce": cnonce})
+        hello: dict[str, Any] = {"version": VERSION, "nonce": cnonce}
+        kx = KeyExchange() if self.cfg.encrypt else None
+        if kx is not None:
+            hello.update(enc=CIPHER, kx=kx.public_hex)
+        await ch.send(Msg.HELLO, hello)
         chal = await self._expect(ch, self.cfg.connect_timeout)
         snonce = need(chal.body, "nonce", str, Msg.CHALLENGE)
+        session, secret = await self._authenticate(ch, chal, snonce, cnonce)
+        if kx is not None:  # everything after WELCOME is sealed, both ways
+            if chal.body.get("enc") != CIPHER:
+                raise XferError(
+                    "the receiver does not offer encryption (an older xfer?): upgrade it, or "
+                    "give --encryption off on a network you trust",
+                    Exit.PROTOCOL,
+                )
+            self.keys = session_keys(secret, kx.shared(chal.body.get("kx")), snonce, cnonce)
+            ch.secure(FrameSealer(self.keys.to_receiver), FrameOpener(self.keys.to_sender))
+        return session, secret
+
+    async def _authenticate(
+        self, ch: Channel, chal: Any, snonce: str, cnonce: str
+    ) -> tuple[str, bytes]:
         token = self.cfg.token
         if chal.body.get("auth_required") and token is None:
             raise XferError(
@@ -568,6 +648,7 @@ class Sender:
             secret,
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
             sizing=BlockSizing(max_block=self.max_block, mi_s=cfg.mi) if cfg.endgame else None,
+            keys=self.keys,
         )
         await self._drive(ch, sched, monitor)
 
@@ -809,6 +890,9 @@ class Sender:
             self.changed.add(e.id)
 
     def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
+        fl = sched.inflight.get((fid, off))
+        if fl is None or fl.block.length != ln:
+            return  # not in flight (re-queued already, or a forged header): nothing to redo
         n = self.verify_failures.get((fid, off), 0) + 1
         self.verify_failures[(fid, off)] = n
         if n > self.cfg.max_retries:
@@ -864,6 +948,7 @@ class Sender:
             "stream_failures": pool.deaths if pool else 0,
             "intervals": self.intervals,
             "policy": self.cfg.policy_spec,
+            "encryption": CIPHER if self.cfg.encrypt else "off",
             "verified": verified,
             "exit_code": int(code),
             "error": None if complete else error,
