@@ -128,7 +128,7 @@ def one_run(
     tb: Testbed, address: str, src: str, dest: str, policy: str, endgame: bool, rate: str | None
 ) -> dict[str, Any]:
     argv = [*XFER, "send", src, address, "--dest", dest, "--json-stream", "-q",
-            "--endgame" if endgame else "--no-endgame"]  # fmt: skip
+            "--encryption", "off", "--endgame" if endgame else "--no-endgame"]  # fmt: skip
     argv += (
         ["--streams", policy.split(":")[1]] if policy.startswith("fixed:") else ["--policy", policy]
     )
