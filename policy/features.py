@@ -14,7 +14,10 @@ idx  name                 value
 3    ``loss``             (log10(max(loss, 1e-6)) + 6) / 6, so 0 -> 0, 1e-4 -> 0.33, 1 -> 1
 4    ``loss_known``       1 if the loss rate was measured, else 0 (and ``loss`` is 0)
 5    ``rtt_gradient``     tanh(10 * RTT gradient in s/s); 0 if unknown
-6    ``rtt_ratio``        log(RTT / min RTT) clipped to [0, 2], divided by 2; 0 if unknown
+6    ``rtt_ratio``        log(RTT ratio) clipped to [0, 2], divided by 2; 0 if unknown. The
+                          ratio is taken against max(min RTT, ``rtt_floor_ms``): queueing
+                          delay (RTT - min RTT) over that base, plus 1
+                          (:func:`floored_rtt_ratio`)
 7    ``rtt_known``        1 if RTT ratio and gradient were measured, else 0
 8    ``streams_rel``      streams / max_streams
 9    ``streams_log``      log2(1 + streams) / log2(1 + streams_scale)
@@ -79,6 +82,12 @@ class FeatureConfig:
     """K of the utility used for ``utility_rel``."""
     utility_b: float = 10.0
     """B of the utility used for ``utility_rel``."""
+    rtt_floor_ms: float = 1.0
+    """Smallest base of the RTT ratio, ms. On a LAN or loopback the minimum RTT is tens of
+    microseconds and scheduling jitter alone reads as a ratio of 6-10 (issue #16, situation
+    4); against a 1 ms floor that jitter is a ratio near 1, as it should be. Paths of
+    >= 1 ms are unchanged. 0 turns the floor off (checkpoints before it: their inputs on
+    sub-ms paths change, nothing else)."""
 
     @property
     def obs_dim(self) -> int:
@@ -138,6 +147,19 @@ def _nan_to(x: npt.NDArray[np.float64], v: float) -> npt.NDArray[np.float64]:
     return np.where(np.isnan(x), v, x)
 
 
+def floored_rtt_ratio(
+    rtt_ratio: npt.NDArray[np.float64], min_rtt_ms: npt.NDArray[np.float64], floor_ms: float
+) -> npt.NDArray[np.float64]:
+    """The RTT ratio against ``max(min RTT, floor)``: ``1 + (ratio - 1) x min / max(min,
+    floor)``, i.e. the queueing delay over the floored base. Unchanged where the minimum RTT
+    is unknown (NaN) or at least the floor, and where ``floor_ms`` is 0."""
+    if floor_ms <= 0:
+        return rtt_ratio
+    base = np.where(np.isnan(min_rtt_ms), np.inf, np.maximum(min_rtt_ms, 1e-9))
+    scale = np.where(base < floor_ms, base / floor_ms, 1.0)
+    return 1.0 + (rtt_ratio - 1.0) * scale
+
+
 def step_features(
     st: FeatureState,
     cfg: FeatureConfig,
@@ -146,8 +168,13 @@ def step_features(
     loss_rate: npt.NDArray[np.float64],
     rtt_gradient: npt.NDArray[np.float64],
     rtt_ratio: npt.NDArray[np.float64],
+    min_rtt_ms: npt.NDArray[np.float64] | None = None,
 ) -> FloatArray:
-    """Push one MI's measurements (NaN = unknown) into ``st``; return observations ``(E, D)``."""
+    """Push one MI's measurements (NaN = unknown) into ``st``; return observations ``(E, D)``.
+    ``min_rtt_ms`` (NaN or ``None`` = unknown) sets the base of the RTT ratio
+    (``FeatureConfig.rtt_floor_ms``)."""
+    if min_rtt_ms is not None:
+        rtt_ratio = floored_rtt_ratio(rtt_ratio, min_rtt_ms, cfg.rtt_floor_ms)
     thr = np.maximum(throughput_bps, 0.0)
     st.thr_max = np.maximum(thr, st.thr_max * cfg.max_decay)
     tmax = np.maximum(st.thr_max, 1.0)
@@ -215,6 +242,7 @@ class FeatureTracker:
             a([_f(s.loss_rate)]),
             a([_f(s.rtt_gradient)]),
             a([_f(s.rtt_ratio)]),
+            a([_f(s.min_rtt_ms)]),
         )
         return obs[0]
 

@@ -152,6 +152,7 @@ class SimVecEnv:
             m.loss_rate,
             m.rtt_gradient,
             m.rtt_ratio,
+            m.min_rtt_ms,
         )
 
     def step(self, action: npt.NDArray[np.integer]) -> tuple[Any, F64, Any, Any, dict[str, Any]]:

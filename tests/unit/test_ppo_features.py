@@ -112,3 +112,28 @@ def test_elasticity_tells_linear_growth_from_saturation() -> None:
     assert abs(flat[_idx("elasticity")]) < 0.05
     assert same[_idx("elasticity")] == 0.0
     assert linear[_idx("streams_logchange")] == pytest.approx(np.log(4) / 2)
+
+
+def _lan(rtt_ms: float, min_ms: float | None) -> SignalVector:
+    return SignalVector(
+        t=1.0, mi_s=1.0, streams=2, throughput_bps=1e8, goodput_bps=1e8, loss_rate=0.0,
+        rtt_ms=rtt_ms, min_rtt_ms=min_ms, rtt_gradient=0.0,
+        rtt_ratio=None if min_ms is None else rtt_ms / min_ms,
+    )  # fmt: skip
+
+
+def test_rtt_ratio_floor_keeps_microsecond_jitter_from_reading_as_queueing() -> None:
+    # Loopback: min RTT 20 us, MI mean 140 us (scheduling jitter): the raw ratio is 7.
+    floored = FeatureTracker(FeatureConfig(history=1)).push(_lan(0.14, 0.02))
+    raw = FeatureTracker(FeatureConfig(history=1, rtt_floor_ms=0.0)).push(_lan(0.14, 0.02))
+    assert raw[_idx("rtt_ratio")] == pytest.approx(np.log(7.0) / 2, rel=1e-5)
+    assert floored[_idx("rtt_ratio")] == pytest.approx(np.log(1.12) / 2, rel=1e-5)
+    # 5 ms of real queueing on a LAN still shows against the 1 ms floor: ratio 6.
+    queued = FeatureTracker(FeatureConfig(history=1)).push(_lan(5.02, 0.02))
+    assert queued[_idx("rtt_ratio")] == pytest.approx(np.log(6.0) / 2, rel=1e-5)
+    # Paths at or above the floor are unchanged, and so is an unknown minimum.
+    for rtt, base in [(48.0, 40.0), (1.5, 1.0)]:
+        wan = FeatureTracker(FeatureConfig(history=1)).push(_lan(rtt, base))
+        assert wan[_idx("rtt_ratio")] == pytest.approx(np.log(rtt / base) / 2, rel=1e-5)
+    unknown = FeatureTracker(FeatureConfig(history=1)).push(_lan(0.16, None))
+    assert unknown[_idx("rtt_known")] == 0
