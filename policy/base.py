@@ -67,6 +67,7 @@ _BUILTIN: dict[str, str] = {
     "gd": "policy.gd:GradientDescent",
     "bo": "policy.bo:BayesianOptimizer",
     "ppo": "policy.ppo:PPOController",
+    "guard": "policy.guard:Guard",
     "stdin": "policy.external:StdinController",
 }
 _REGISTRY: dict[str, Factory] = {}

@@ -1,0 +1,134 @@
+"""``guard[:INNER]``: a safety layer that probes before letting a policy sit at 1-2 streams.
+
+The learned policy's worst testbed failures (issue #16) end the same way: after a loss burst
+it retreats to one or two streams and stays there, although more streams would pay (loss it
+did not cause, a slow-start burst on a long path). The guard wraps an inner controller
+(default ``ppo``; ``guard:ppo:/path/ckpt.pt`` for another checkpoint) and follows it, except:
+
+1. **Trigger**: the inner controller asks for ``<= low`` streams (2) while the last
+   ``loss_window`` MIs (3) saw a loss rate of at least ``loss_min`` (0.1 %), and no cooldown
+   is running.
+2. **Measure low**: the guard lets it go there and waits ``settle`` MIs (2); the utility of
+   the last of them is the reference.
+3. **Probe**: ``step`` more streams (5) for ``settle`` MIs; the utility of the last one is
+   compared with the reference. While it is higher by ``margin`` (5 %), the guard keeps the
+   new level and climbs another ``step`` (at most ``max_climbs`` times).
+4. **Hand back**: at the best level measured. If a probe won, the inner controller is not
+   allowed below half that level for ``hold`` MIs (10); if none won, the guard goes back to
+   the low level and will not probe again for a cooldown that doubles each time (8, 16, ...
+   MIs), so a path where 1-2 streams are right pays for a probe rarely.
+
+The inner controller sees every signal vector throughout (its history stays whole); its
+own target is set to the guard's at hand-back, so it must have a ``target`` attribute
+(``ppo`` and ``stdin`` do).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from policy.base import Controller, ControllerConfig, make_controller
+from policy.signals import SignalVector
+from policy.utility import utility_of
+
+
+@dataclass(frozen=True, slots=True)
+class GuardConfig:
+    """Constants of the guard (see the module docstring)."""
+
+    low: int = 2
+    loss_window: int = 3
+    loss_min: float = 1e-3
+    settle: int = 2
+    step: int = 5
+    margin: float = 0.05
+    max_climbs: int = 3
+    hold: int = 10
+    cooldown: int = 8
+
+
+class Guard:
+    """``guard[:INNER]``: follow INNER (default ``ppo``), probe before sitting at 1-2 streams."""
+
+    name = "guard"
+
+    def __init__(self, args: str, config: ControllerConfig, gc: GuardConfig | None = None) -> None:
+        spec = args or "ppo"
+        if spec.partition(":")[0].strip().lower() == "guard":
+            raise ValueError("guard: the inner controller cannot be another guard")
+        self.inner: Controller = make_controller(spec, config)
+        if not hasattr(self.inner, "target"):
+            raise ValueError(
+                f"guard: inner controller {spec!r} has no target the guard can hand back "
+                "(use ppo[:CKPT] or stdin)"
+            )
+        self.config = config
+        self.gc = gc or GuardConfig()
+        self.losses: deque[float] = deque(maxlen=self.gc.loss_window)
+        self.mode = "follow"
+        self.k = 0
+        self.level = 0
+        self.best = 0
+        self.u_ref = 0.0
+        self.climbs = 0
+        self.floor = 0
+        self.floor_left = 0
+        self.cool_left = 0
+        self.cool_next = self.gc.cooldown
+        self.probes = 0
+        """Probes started (for tests and logs)."""
+
+    def initial(self) -> int:
+        return self.inner.initial()
+
+    def _set_inner(self, n: int) -> int:
+        n = self.config.clip(n)
+        self.inner.target = n  # type: ignore[attr-defined]
+        return n
+
+    def decide(self, signals: SignalVector) -> int:
+        proposed = self.inner.decide(signals)  # always: the inner history stays whole
+        self.losses.append(signals.loss_rate or 0.0)
+        self.cool_left = max(self.cool_left - 1, 0)
+        self.floor_left = max(self.floor_left - 1, 0)
+        if self.mode == "follow":
+            return self._follow(proposed)
+        self.k += 1
+        if self.k < self.gc.settle:
+            return self.level
+        u = utility_of(signals)
+        if self.mode == "low":
+            self.u_ref, self.best = u, self.level
+            return self._probe(self.level + self.gc.step)
+        # mode == "probe": did the higher level pay?
+        if u > self.u_ref + self.gc.margin * abs(self.u_ref):
+            self.u_ref, self.best = u, self.level
+            if self.climbs < self.gc.max_climbs and self.level < self.config.max_streams:
+                return self._probe(self.level + self.gc.step)
+        return self._hand_back()
+
+    def _follow(self, proposed: int) -> int:
+        if self.floor_left > 0 and proposed < self.floor:
+            return self._set_inner(self.floor)
+        lossy = max(self.losses, default=0.0) >= self.gc.loss_min
+        if proposed <= self.gc.low and lossy and self.cool_left == 0:
+            self.mode, self.k, self.level, self.climbs = "low", 0, proposed, 0
+            self.probes += 1
+        return proposed
+
+    def _probe(self, n: int) -> int:
+        self.mode, self.k = "probe", 0
+        self.climbs += 1
+        self.level = self._set_inner(n)
+        return self.level
+
+    def _hand_back(self) -> int:
+        won = self.best > self.gc.low
+        self.mode = "follow"
+        if won:
+            self.floor, self.floor_left = max(self.best // 2, self.gc.low + 1), self.gc.hold
+            self.cool_next = self.gc.cooldown
+        else:
+            self.cool_left, self.cool_next = self.cool_next, self.cool_next * 2
+        return self._set_inner(self.best)

@@ -1,0 +1,94 @@
+"""guard[:INNER]: probes before letting the inner policy sit at 1-2 streams after loss."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from policy.base import ControllerConfig, make_controller, register
+from policy.guard import Guard
+from policy.signals import SignalVector
+
+
+class Retreat:
+    """An inner policy that always asks for one stream (the issue's failure), with a target."""
+
+    name = "retreat"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.target = 8
+
+    def initial(self) -> int:
+        return self.target
+
+    def decide(self, signals: SignalVector) -> int:
+        self.target = 1
+        return 1
+
+
+class NoTarget:
+    name = "notarget"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        pass
+
+    def initial(self) -> int:
+        return 1
+
+    def decide(self, signals: SignalVector) -> int:
+        return 1
+
+
+register("test-retreat", Retreat)
+register("test-notarget", NoTarget)
+
+
+def _run(world: Callable[[int], tuple[float, float]], mis: int) -> tuple[Guard, list[int]]:
+    """Drive a guard around Retreat in a world that maps streams -> (Mbit/s, loss)."""
+    g = make_controller("guard:test-retreat", ControllerConfig())
+    assert isinstance(g, Guard)
+    n, path = g.initial(), []
+    for t in range(mis):
+        mbit, loss = world(n)
+        s = SignalVector(
+            t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
+            loss_rate=loss, rtt_ms=30.0, min_rtt_ms=30.0, rtt_gradient=0.0, rtt_ratio=1.0,
+        )  # fmt: skip
+        n = g.decide(s)
+        path.append(n)
+    return g, path
+
+
+def test_guard_climbs_where_loss_is_not_ours() -> None:
+    # Loss held at 5 % by others; each stream gets 2.5 Mbit/s: utility grows to ~15 streams.
+    g, path = _run(lambda n: (2.5 * n, 0.05), 40)
+    assert max(path) == 16  # 1 -> 6 -> 11 -> 16, every step paid
+    assert sum(path) / len(path) > 5  # the inner alone would sit at 1
+    assert g.probes >= 1
+
+
+def test_guard_backs_off_where_one_stream_is_right() -> None:
+    # More streams buy nothing: every probe loses, probes get rarer (cooldown doubles).
+    g, path = _run(lambda n: (100.0, 0.01), 60)
+    assert path.count(6) <= 2 * g.probes and g.probes <= 4
+    assert sum(path) / len(path) < 2.0
+
+
+def test_guard_never_probes_without_loss() -> None:
+    g, path = _run(lambda n: (100.0, 0.0), 30)
+    assert g.probes == 0 and path[1:] == [1] * 29
+
+
+def test_guard_rejects_inner_without_target_and_nesting() -> None:
+    with pytest.raises(ValueError, match="no target"):
+        make_controller("guard:test-notarget", ControllerConfig())
+    with pytest.raises(ValueError, match="another guard"):
+        make_controller("guard:guard", ControllerConfig())
+    with pytest.raises(ValueError, match="unknown policy"):
+        make_controller("guard:nope", ControllerConfig())
+
+
+def test_guard_wraps_the_shipped_ppo_by_default() -> None:
+    g = make_controller("guard", ControllerConfig())
+    assert isinstance(g, Guard) and g.inner.name == "ppo" and g.initial() == 2
