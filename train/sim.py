@@ -142,6 +142,39 @@ class SimConfig:
     queue_dip: tuple[float, float] = (0.5, 1.0)
     """Depth of the sawtooth's queue dip after a congestion event, as a fraction of the
     modelled one (uniform; see :meth:`Simulator._sawtooth`)."""
+    p_lan: float = 0.0
+    """Fraction of environments on a LAN: base RTT drawn from ``lan_rtt_ms`` instead of
+    ``rtt_ms``, RTT samples with absolute jitter from ``lan_jitter_ms`` (the testbed's veth
+    path measures 20-60 us with tens of us of scheduling jitter: issue #16, situation 4).
+    0 (the default) draws nothing, so older configs keep their exact networks."""
+    lan_rtt_ms: tuple[float, float] = (0.02, 1.0)
+    """LAN base RTT range, ms (log-uniform)."""
+    lan_jitter_ms: tuple[float, float] = (0.01, 0.2)
+    """LAN RTT sample jitter range, ms (uniform; the scale of a half-normal per sample)."""
+    p_comp_bbr: float = 0.0
+    """Of the competing transfers, the fraction that are BBR in a shallow queue: while on they
+    take what our loss-based streams leave and hold a loss rate of ``comp_bbr_loss`` on the
+    link that our streams did not cause and cannot lower by leaving (issue #16, situation
+    3: 8 BBR streams, 1 Gbit/s, 0.1 BDP queue, ~5 % loss). Our streams are then held at
+    their Mathis rate at that loss. 0 draws nothing."""
+    comp_bbr_loss: tuple[float, float] = (0.005, 0.08)
+    """Loss rate a BBR competitor holds on the link, log-uniform."""
+    slow_recovery: bool = False
+    """Loss bursts (our slow start, the start burst, a competitor joining) cost throughput
+    for several MIs: with ``k`` losses per stream in the burst each flow's window is cut to
+    ``(1 - b)^k`` (cubic b = 0.3, reno 0.5, k up to 3) and the link is under-used by
+    ``1 - (1 - b)^k (1 + queue)`` of it until the windows grow back, in cubic's ``cbrt(b w /
+    0.4)`` s or reno's ``b w RTT`` (w the window in packets): long at long RTTs (issue #16,
+    situation 2). Streams added afterwards start fresh. A competing transfer that switches on
+    adds a slow-start burst of ``comp_join_burst``, and on/off competitors switch with a per-MI
+    probability from ``comp_flip_p``. False (the default) draws nothing."""
+    comp_join_burst: tuple[float, float] = (0.01, 0.08)
+    """Loss burst on a saturated link when a loss-based competing transfer switches on
+    (uniform)."""
+    comp_flip_p: tuple[float, float] = (0.025, 0.15)
+    """Per-MI probability that a competing transfer switches on or off (uniform; without
+    ``slow_recovery``: 0.025, a mean period of 40 MIs; the testbed's on/off competitors switch
+    every 4-12 s)."""
     max_streams: int = 64
     """Largest stream count (the optimum search and the action clip)."""
     mi_s: float = 1.0
@@ -175,6 +208,16 @@ class NetParams:
     ss_overshoot: F64
     overshoot_decay: F64
     queue_dip: F64
+    rtt_jitter: F64
+    """Absolute RTT sample jitter scale, seconds (LAN environments; else 0)."""
+    comp_loss: F64
+    """Loss rate a BBR competitor holds on the link while on (else 0)."""
+    comp_join_burst: F64
+    """Loss burst when the competitor switches on (``SimConfig.slow_recovery``; else 0)."""
+    comp_flip_p: F64
+    """Per-MI probability that the competitor switches on or off."""
+    slow_recovery: F64
+    """1 where loss bursts cost throughput until the windows grow back, else 0."""
 
     def take(self, i: int) -> dict[str, float]:
         """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
@@ -228,7 +271,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
     has_bg = rng.random(n) < cfg.p_background
     has_comp = rng.random(n) < cfg.p_competing
     changes = rng.random(n) < cfg.p_capacity_change
-    return NetParams(
+    p = NetParams(
         capacity=cap,
         rtt=_logu(rng, *cfg.rtt_ms, n) / 1e3,
         loss=np.where(rng.random(n) < cfg.p_no_loss, 0.0, _logu(rng, *cfg.loss, n)),
@@ -256,7 +299,35 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         ss_overshoot=rng.uniform(*cfg.ss_overshoot, n),
         overshoot_decay=rng.uniform(*cfg.overshoot_decay, n),
         queue_dip=rng.uniform(*cfg.queue_dip, n) if cfg.sawtooth else np.ones(n),
+        rtt_jitter=np.zeros(n),
+        comp_loss=np.zeros(n),
+        comp_join_burst=np.zeros(n),
+        comp_flip_p=np.full(n, 0.025),
+        slow_recovery=np.zeros(n),
     )
+    _sample_robust(cfg, rng, p, has_comp)
+    return p
+
+
+def _sample_robust(
+    cfg: SimConfig, rng: np.random.Generator, p: NetParams, has_comp: npt.NDArray[np.bool_]
+) -> None:
+    """The world features of issue #16 (LAN RTTs, BBR competitors' loss, slow recovery), drawn
+    after everything else and only when enabled, so configs without them draw the same
+    networks as before."""
+    n = len(p.capacity)
+    if cfg.p_lan > 0:
+        lan = rng.random(n) < cfg.p_lan
+        p.rtt = np.where(lan, _logu(rng, *cfg.lan_rtt_ms, n) / 1e3, p.rtt)
+        p.rtt_jitter = np.where(lan, rng.uniform(*cfg.lan_jitter_ms, n) / 1e3, 0.0)
+    if cfg.p_comp_bbr > 0:
+        bbr = has_comp & (rng.random(n) < cfg.p_comp_bbr)
+        p.comp_loss = np.where(bbr, _logu(rng, *cfg.comp_bbr_loss, n), 0.0)
+        p.comp_cap = np.where(bbr, np.inf, p.comp_cap)
+    if cfg.slow_recovery:
+        p.slow_recovery = np.ones(n)
+        p.comp_join_burst = np.where(p.comp_loss > 0, 0.0, rng.uniform(*cfg.comp_join_burst, n))
+        p.comp_flip_p = rng.uniform(*cfg.comp_flip_p, n)
 
 
 def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
@@ -270,7 +341,8 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, comp_cap=np.inf, cap_change_t=np.inf,
         cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0, ss_burst=0.0,
         ss_burst_elastic=0.0, start_burst=0.0, ss_overshoot=1.0, overshoot_decay=0.5,
-        queue_dip=1.0,
+        queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_join_burst=0.0, comp_flip_p=0.025,
+        slow_recovery=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
     if unknown:
@@ -282,18 +354,16 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
     return NetParams(**arrays)  # type: ignore[arg-type]
 
 
-def uncapped_rate(p: NetParams) -> F64:
-    """A stream's rate limit without the pacing cap: socket buffer and, under random loss,
-    the Mathis limit (a competing transfer's streams are limited this way)."""
+def uncapped_rate(p: NetParams, comp_on: F64 | None = None) -> F64:
+    """A stream's rate limit without the pacing cap: socket buffer and, under random loss
+    (plus a BBR competitor's loss while it is on), the Mathis limit (a competing loss-based
+    transfer's streams are limited this way)."""
+    loss = p.loss if comp_on is None else p.loss + p.comp_loss * comp_on
     mathis = np.where(
-        p.loss > 0,
-        p.mathis_scale
-        * _MATHIS_K[p.cc]
-        * 1.22
-        * MSS_BITS
-        / (p.rtt * np.sqrt(np.maximum(p.loss, 1e-12))),
+        loss > 0,
+        p.mathis_scale * _MATHIS_K[p.cc] * 1.22 * MSS_BITS / (p.rtt * np.sqrt(np.maximum(loss, 1e-12))),
         np.inf,
-    )
+    )  # fmt: skip
     return np.minimum(p.wmax * 8 / p.rtt, mathis)
 
 
@@ -307,9 +377,11 @@ def steady(
     col = (lambda a: a[:, None]) if n.ndim == 2 else (lambda a: a)
     rtt, cc, beta = col(p.rtt), col(p.cc), col(p.buffer)
     c_avail = col(capacity * EFFICIENCY * (1.0 - p.bg_level * bg_on))
-    r_comp = col(uncapped_rate(p))
+    ext = col(p.comp_loss * comp_on)  # loss a BBR competitor holds on the link
+    r_comp = col(uncapped_rate(p, comp_on))
     r = np.minimum(col(p.cap), r_comp)
-    r_m = np.minimum(col(p.comp_cap), r_comp)  # a competing stream's limit
+    # A competing stream's limit; a BBR competitor ignores loss and takes what is left.
+    r_m = np.where(ext > 0, c_avail, np.minimum(col(p.comp_cap), col(uncapped_rate(p))))
     m = col(p.comp_streams * comp_on)
     n_tot = n + m
     sat_util = (
@@ -333,7 +405,9 @@ def steady(
     p_loss_based = np.where(col(p.loss) > 0, np.minimum(p_loss_based, p_excess), p_loss_based)
     p_bbr = 0.003 * np.maximum(0.0, 1.5 - beta) * np.log2(1.0 + n_tot)
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
-    loss = np.clip(col(p.loss) + p_cong, 0.0, 0.3)
+    # With a BBR competitor the queue is the competitor's: the loss is its, whatever we do.
+    p_cong = np.where(ext > 0, 0.0, p_cong)
+    loss = np.clip(col(p.loss) + ext + p_cong, 0.0, 0.3)
     rho = np.minimum(demand / c_avail, 1.0)
     fill_sat = np.where(
         cc == 2, np.minimum(1.0, 0.2 + 0.05 * n_tot), 1.0 - 0.5 / np.sqrt(np.maximum(n_tot, 1))
@@ -355,6 +429,7 @@ class Simulator:
         self.t, self.n, self.rate, self.rtt_prev = z.copy(), z.copy(), z.copy(), z.copy()
         self.min_rtt, self.bg_on, self.comp_on = z.copy(), z.copy(), z.copy()
         self.burst, self.boost, self.qdip = z.copy(), z.copy(), z.copy()
+        self.deficit, self.joined = z.copy(), z.copy()
         self.capacity = self.params.capacity.copy()
 
     def reset(self, mask: npt.NDArray[np.bool_], params: NetParams | None = None) -> None:
@@ -372,6 +447,8 @@ class Simulator:
         self.burst[mask] = 0.0
         self.boost[mask] = 0.0
         self.qdip[mask] = 0.0
+        self.deficit[mask] = 0.0
+        self.joined[mask] = 0.0
         self.rtt_prev[mask] = self.params.rtt[mask]
         self.min_rtt[mask] = np.inf
         self.capacity[mask] = self.params.capacity[mask]
@@ -386,8 +463,10 @@ class Simulator:
         self.bg_on = np.where(self.bg_on > 0, u[0] >= p.bg_off_p, u[0] < p.bg_on_p) * (
             p.bg_level > 0
         )
-        flip = u[1] < 0.025
+        flip = u[1] < p.comp_flip_p
+        was_on = self.comp_on
         self.comp_on = np.where(flip, 1.0 - self.comp_on, self.comp_on) * (p.comp_streams > 0)
+        self.joined = ((self.comp_on > 0) & (was_on <= 0)).astype(np.float64)
         change = (self.t >= p.cap_change_t) & (self.t - 1.0 < p.cap_change_t)
         lo, hi = self.cfg.capacity_bps
         self.capacity = np.where(
@@ -409,15 +488,22 @@ class Simulator:
         decay = np.exp(-mi / tau)
         mean_rate = np.where(grow, target - (target - self.rate) * tau / mi * (1.0 - decay), target)
         self.rate = np.where(grow, target - (target - self.rate) * decay, target)
+        mean_rate = mean_rate * (1.0 - self._recovery_before(n))
         thr = mean_rate * np.maximum(
             1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
         )
         if self.cfg.sawtooth:
             loss, rtt = self._sawtooth(n, loss, rtt)
-        loss = np.clip(loss + self._burst(n, r, uncapped_rate(self.params)), 0.0, 0.3)
+        burst = self._burst(n, r, uncapped_rate(self.params, self.comp_on))
+        self._recovery_after(n, burst)
+        loss = np.clip(loss + burst, 0.0, 0.3)
         segs = np.maximum(thr * mi / MSS_BITS, 1.0)
         lost = self.rng.poisson(np.minimum(segs * loss, 1e9))
         rtt_meas = rtt * (1.0 + 0.02 * np.abs(self.rng.standard_normal(self.n_envs)))
+        if np.any(self.params.rtt_jitter > 0):  # LAN: scheduling jitter of tens of us
+            rtt_meas = rtt_meas + self.params.rtt_jitter * np.abs(
+                self.rng.standard_normal(self.n_envs)
+            )
         floor = self.params.rtt * (1.0 + 0.01 * self.rng.random(self.n_envs))
         self.min_rtt = np.minimum(self.min_rtt, np.minimum(floor, rtt_meas))
         grad = (rtt_meas - self.rtt_prev) / (2.0 * mi) + 0.001 * self.rng.standard_normal(
@@ -478,7 +564,8 @@ class Simulator:
         p, mi = self.params, self.cfg.mi_s
         m = p.comp_streams * self.comp_on
         n_tot = n + m
-        cong = np.maximum(loss - p.loss, 0.0)
+        base = p.loss + p.comp_loss * self.comp_on
+        cong = np.maximum(loss - base, 0.0)
         active = (cong > 0) & (p.cc != 2)
         w = np.maximum(self._available() * p.rtt * (1.0 + p.buffer) / (MSS_BITS * n_tot), 2.0)
         reno = p.cc == 0
@@ -490,7 +577,7 @@ class Simulator:
         k = self.rng.poisson(lam)
         k_all = k + self.rng.poisson(np.where(active, m * mi / cycle, 0.0))
         bursty = active & (lam < 20.0)
-        loss = np.where(bursty, p.loss + cong * k / np.maximum(lam, 1e-12), loss)
+        loss = np.where(bursty, base + cong * k / np.maximum(lam, 1e-12), loss)
         dip = np.minimum(
             1.0, p.queue_dip * b * (1.0 + p.buffer) / p.buffer * np.minimum(n_tot, 2.0) / n_tot
         )
@@ -522,8 +609,42 @@ class Simulator:
         saturated = n * r + m * np.minimum(p.comp_cap, r_comp) > c_avail
         coef = np.where(p.cap < r_comp, p.ss_burst, p.ss_burst_elastic)
         fresh = np.where(first, p.start_burst * (n * r > c_avail), coef * added / (n + m))
+        # A competing loss-based transfer switching on slow-starts into the queue as well.
+        fresh = fresh + np.where((self.joined > 0) & ~first, p.comp_join_burst, 0.0)
         self.burst = np.where(saturated, fresh, 0.0) + self.burst / 3.0
         return self.burst
+
+    def _window_pkts(self, n: F64) -> F64:
+        """Our streams' mean window at their share of the link, packets."""
+        p = self.params
+        n_tot = n + p.comp_streams * self.comp_on
+        share = np.minimum(self._available() / np.maximum(n_tot, 1.0), p.cap)
+        return np.maximum(share * p.rtt / MSS_BITS, 2.0)
+
+    def _recovery_before(self, n: F64) -> F64:
+        """Fraction of this MI's throughput lost to windows still growing back after a loss
+        burst (``SimConfig.slow_recovery``). Streams added since the burst are unaffected:
+        the deficit is diluted by ``old / new`` streams."""
+        grown = np.where((self.n > 0) & (n > self.n), self.n / np.maximum(n, 1.0), 1.0)
+        self.deficit = self.deficit * grown
+        return self.deficit
+
+    def _recovery_after(self, n: F64, burst: F64) -> None:
+        """A burst of loss ``burst`` (per segment) in this MI cuts each flow's window ``k``
+        times (k = burst x window, at most 3); the link is then under-used by ``1 - (1 -
+        b)^k (1 + queue)`` until the windows grow back over cubic's ``cbrt(b w / 0.4)`` s
+        (reno: ``b w RTT``). BBR ignores the burst."""
+        p, mi = self.params, self.cfg.mi_s
+        w = self._window_pkts(n)
+        b = _BACKOFF[np.minimum(p.cc, 1)]
+        k = np.minimum(burst * w, 3.0)
+        cut = np.clip(1.0 - (1.0 - b) ** k * (1.0 + p.buffer), 0.0, 0.9)
+        w_cut = b * w * np.minimum(k, 1.0)
+        t_rec = np.where(p.cc == 0, w_cut * p.rtt, np.cbrt(np.maximum(w_cut, 1e-9) / 0.4))
+        decay = np.exp(-mi / np.maximum(t_rec, 1e-3))
+        # Paced streams below their window (a per-stream cap) lose nothing to a window cut.
+        on = (p.slow_recovery > 0) & (p.cc != 2) & ~(p.cap < uncapped_rate(p, self.comp_on))
+        self.deficit = np.where(on, np.maximum(self.deficit * decay, cut), 0.0)
 
     def utility_curve(self) -> tuple[F64, F64]:
         """Steady-state utility for N = 1..max_streams in the current world: ``(E, K)`` and N."""

@@ -61,7 +61,7 @@ class SyncedSimulator(Simulator):
     def _advance_world(self) -> None:
         super()._advance_world()
         g = self.group
-        for name in ("bg_on", "comp_on", "capacity"):
+        for name in ("bg_on", "comp_on", "capacity", "joined"):
             a = getattr(self, name).reshape(-1, g)
             a[:] = a[:, :1]
 

@@ -221,3 +221,79 @@ def test_without_the_sawtooth_loss_is_a_steady_rate_and_the_queue_steady() -> No
     assert (lo > 0).mean() > 0.9
     assert rr.std(axis=0).mean() < 0.05
     assert (sim.params.queue_dip == 1.0).all()
+
+
+def _on(s: Simulator) -> Simulator:
+    s.comp_on[:] = 1.0
+    return s
+
+
+def test_a_bbr_competitor_holds_loss_we_cannot_lower_and_more_streams_pay() -> None:
+    # Issue #16, situation 3: 1 Gbit/s, 30 ms, 0.1 BDP queue, 8 BBR streams holding 5 % loss.
+    kw: dict[str, float] = dict(capacity=1e9, rtt=0.03, buffer=0.1, comp_streams=8,
+                                comp_loss=0.05, comp_cap=np.inf, comp_flip_p=0.0)  # fmt: skip
+    s = _on(_sim(**kw))
+    ns = np.array([[1.0, 4.0, 16.0]])
+    thr, loss, _, _ = steady(s.params, s.capacity, s.bg_on, s.comp_on, ns)
+    assert np.allclose(loss, 0.05)  # the same loss whether we run 1 or 16 streams
+    assert 2e6 < thr[0, 0] < 4e6  # one cubic stream at its Mathis rate (~3 Mbit/s)
+    assert thr[0, 2] == pytest.approx(16 * thr[0, 0])  # the BBR flows leave the rest idle
+    n_opt, _ = s.optimum()
+    assert 10 <= n_opt[0] <= 24
+    # When it leaves, the loss is gone and a few streams fill the link again.
+    s.comp_on[:] = 0.0
+    assert s.optimum()[0][0] <= 4
+
+
+def test_slow_recovery_after_a_burst_costs_throughput_for_several_mis() -> None:
+    # Issue #16, situation 2: 100 Mbit/s, 180 ms, a cubic competitor switching on into a
+    # full link: its slow-start burst cuts our windows, which take seconds to grow back.
+    kw: dict[str, float] = dict(capacity=100e6, rtt=0.18, comp_streams=2, comp_flip_p=0.0,
+                                comp_join_burst=0.05, noise=0.0)  # fmt: skip
+    thr = {}
+    for slow in (0.0, 1.0):
+        s = _sim(**kw, slow_recovery=slow)
+        for _ in range(5):
+            s.step(np.array([8]))
+        s.comp_on[:] = 0.0
+        s.params.comp_flip_p[:] = 1.0  # the competitor switches on in the next MI ...
+        got = []
+        for _ in range(12):
+            got.append(s.step(np.array([8])).throughput_bps[0])
+            s.params.comp_flip_p[:] = 0.0  # ... and stays
+        thr[slow] = np.array(got)
+    steady_thr = thr[0.0][-1]
+    assert np.all(thr[0.0][2:] > 0.97 * steady_thr)  # without it: back at once
+    assert thr[1.0][1] < 0.85 * steady_thr  # with it: a dip ...
+    assert thr[1.0][-1] > 0.95 * steady_thr  # ... that heals within ~10 s
+    assert np.all(np.diff(thr[1.0][1:]) >= -1e-6 * steady_thr)
+
+
+def test_lan_rtt_jitter_reads_as_a_large_raw_ratio_but_not_after_the_floor() -> None:
+    from policy.features import floored_rtt_ratio
+
+    s = _sim(capacity=2e9, rtt=5e-5, cap=50e6, rtt_jitter=1e-4)
+    ratios, mins = [], []
+    for _ in range(20):
+        m = s.step(np.array([8]))  # 400 Mbit/s on 2 Gbit/s: nothing queues
+        ratios.append(m.rtt_ratio[0])
+        mins.append(m.min_rtt_ms[0])
+    assert np.median(ratios) > 2.0  # jitter alone, as on the testbed's veth path
+    floored = floored_rtt_ratio(np.array(ratios), np.array(mins), 1.0)
+    assert np.all(floored < 1.5)
+
+
+def test_robust_world_features_are_drawn_only_when_enabled() -> None:
+    p = sample_params(SimConfig(), np.random.default_rng(5), 2000)
+    assert not p.rtt_jitter.any() and not p.comp_loss.any() and not p.slow_recovery.any()
+    assert np.all(p.comp_flip_p == 0.025) and p.rtt.min() >= 2e-3
+    cfg = SimConfig(p_lan=0.2, p_comp_bbr=0.5, slow_recovery=True)
+    q = sample_params(cfg, np.random.default_rng(5), 2000)
+    lan = q.rtt_jitter > 0
+    assert 0.15 < lan.mean() < 0.25 and q.rtt[lan].max() <= 1e-3 and q.rtt[lan].min() >= 2e-5
+    bbr = q.comp_loss > 0
+    assert np.all(q.comp_streams[bbr] > 0) and 0.1 < bbr.mean() < 0.25
+    assert q.comp_loss[bbr].min() >= 0.005 and q.comp_loss[bbr].max() <= 0.08
+    assert np.all(q.slow_recovery == 1) and q.comp_flip_p.min() >= 0.025
+    # The draws of the older ranges come first and are unchanged.
+    assert np.array_equal(p.capacity, q.capacity) and np.array_equal(p.cc, q.cc)
