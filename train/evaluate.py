@@ -40,15 +40,26 @@ also the U* sweep of live fine-tuning (``train.live``), so both use the same yar
 # -- simulator ------------------------------------------------------------------------------
 
 
-def _sim(policies: list[str], networks: int, seed: int) -> dict[str, Any]:
+def _sim(
+    policies: list[str], networks: int, seed: int, sim_config: str | None = None
+) -> dict[str, Any]:
     from policy.base import ControllerConfig, make_controller
     from train.simeval import evaluate
 
+    sim_cfg = None
+    if sim_config is not None:
+        from train.config import load_config
+
+        try:
+            sim_cfg = load_config(sim_config).env.sim
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(str(exc), param_hint="--sim-config") from None
     cfg = ControllerConfig()
     out: dict[str, Any] = {}
     for spec in policies:
         n = networks if not spec.startswith("bo") else min(networks, 20)  # BO fits a GP per MI
-        out[spec] = evaluate(functools.partial(make_controller, spec, cfg), n, seed)
+        make = functools.partial(make_controller, spec, cfg)
+        out[spec] = evaluate(make, n, seed, sim_cfg=sim_cfg)
     return out
 
 
@@ -377,6 +388,12 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "--seed", default=1_000_003, show_default=True, help="Simulator: seed of the held-out networks."
 )
 @click.option(
+    "--sim-config",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Simulator: draw the held-out networks from this training config's [sim] ranges "
+    "(e.g. configs/train/robust.toml) [default: the simulator's defaults].",
+)
+@click.option(
     "--json",
     "json_out",
     is_flag=False,
@@ -388,7 +405,7 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
 def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
                  scenario_list: tuple[str, ...], duration: float, sweep_text: str,
                  suite: str | None, set_name: str, repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
-                 json_out: str | None) -> None:  # fmt: skip
+                 sim_config: str | None, json_out: str | None) -> None:  # fmt: skip
     """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
     simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
     names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
@@ -400,10 +417,12 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         return
     if sim is None:
         sim = not names
+    if sim_config and not sim:
+        raise click.UsageError("--sim-config goes with the simulator (--sim)")
     if sim:
         if names:
             raise click.UsageError("--sim takes no scenarios (use --testbed)")
-        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed)
+        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed, sim_config)
         if json_out is None:
             _print_sim(result)
     else:

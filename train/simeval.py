@@ -71,10 +71,14 @@ def _repeat(p: NetParams, g: int) -> NetParams:
 
 
 def run_episodes(
-    make: Callable[[], Controller], params: NetParams, episode_len: int, seed: int
+    make: Callable[[], Controller],
+    params: NetParams,
+    episode_len: int,
+    seed: int,
+    sim_cfg: SimConfig | None = None,
 ) -> dict[str, F64]:
     """Simulate every network of ``params`` with the controller and with every fixed N."""
-    cfg = SimConfig()
+    cfg = sim_cfg or SimConfig()
     k = cfg.max_streams
     b, g = len(params.capacity), k + 1
     sim = SyncedSimulator(b, g, cfg, seed)
@@ -130,18 +134,24 @@ def summarise(r: dict[str, F64], i: int) -> dict[str, Any]:
 
 
 def evaluate(
-    make: Callable[[], Controller], n_networks: int, seed: int, episode_len: int = 60
+    make: Callable[[], Controller],
+    n_networks: int,
+    seed: int,
+    episode_len: int = 60,
+    sim_cfg: SimConfig | None = None,
 ) -> dict[str, Any]:
-    """Named settings plus ``n_networks`` held-out random networks."""
+    """Named settings plus ``n_networks`` held-out random networks, drawn from ``sim_cfg``
+    (default: ``SimConfig()``) with ``seed``."""
+    sim_cfg = sim_cfg or SimConfig()
     named_p = [fixed_params(1, **kw) for kw in NAMED.values()]
     params = NetParams(
         **{k: np.concatenate([getattr(p, k) for p in named_p]) for k in vars(named_p[0])}
     )
-    r = run_episodes(make, params, episode_len, seed)
+    r = run_episodes(make, params, episode_len, seed, sim_cfg)
     named = [{"network": name, **summarise(r, i)} for i, name in enumerate(NAMED)]
     rng = np.random.default_rng(seed)
-    rand = sample_params(SimConfig(), rng, n_networks)
-    rr = run_episodes(make, rand, episode_len, seed + 1)
+    rand = sample_params(sim_cfg, rng, n_networks)
+    rr = run_episodes(make, rand, episode_len, seed + 1, sim_cfg)
     rows = [summarise(rr, i) for i in range(n_networks)]
     ratios = np.array([x["utility_ratio"] for x in rows])
     ratios = ratios[np.isfinite(ratios)]
