@@ -148,3 +148,30 @@ def test_suite_option_runs_one_set(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert bad.exit_code != 0 and "--suite takes no" in bad.output
     bad = CliRunner().invoke(ev.evaluate_cmd, ["--suite", "nope", "--out", str(out)])
     assert bad.exit_code != 0 and "no suite 'nope'" in bad.output
+
+
+def test_sim_config_draws_held_out_networks_from_a_training_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import train.simeval as se
+    from train.sim import SimConfig
+
+    seen: list[SimConfig | None] = []
+
+    def fake(make: object, n: int, seed: int, episode_len: int = 60,
+             sim_cfg: SimConfig | None = None) -> dict[str, object]:  # fmt: skip
+        seen.append(sim_cfg)
+        return {"named": [], "random": {}}
+
+    monkeypatch.setattr(se, "evaluate", fake)
+    robust = str(Path(__file__).resolve().parents[2] / "configs" / "train" / "robust.toml")
+    args = ["--sim", "--policy", "fixed:4", "--networks", "3", "--json"]
+    ok = CliRunner().invoke(ev.evaluate_cmd, [*args, "--sim-config", robust])
+    assert ok.exit_code == 0, ok.output
+    cfg = seen[-1]
+    assert cfg is not None and cfg.p_lan == 0.1 and cfg.p_comp_bbr == 0.4 and cfg.slow_recovery
+    assert CliRunner().invoke(ev.evaluate_cmd, args).exit_code == 0 and seen[-1] is None
+    bad = CliRunner().invoke(
+        ev.evaluate_cmd, ["--scenario", "paper-fig1", "--sim-config", robust]
+    )
+    assert bad.exit_code != 0 and "--sim-config goes with the simulator" in bad.output
