@@ -171,7 +171,5 @@ def test_sim_config_draws_held_out_networks_from_a_training_config(
     cfg = seen[-1]
     assert cfg is not None and cfg.p_lan == 0.1 and cfg.p_comp_bbr == 0.4 and cfg.slow_recovery
     assert CliRunner().invoke(ev.evaluate_cmd, args).exit_code == 0 and seen[-1] is None
-    bad = CliRunner().invoke(
-        ev.evaluate_cmd, ["--scenario", "paper-fig1", "--sim-config", robust]
-    )
+    bad = CliRunner().invoke(ev.evaluate_cmd, ["--scenario", "paper-fig1", "--sim-config", robust])
     assert bad.exit_code != 0 and "--sim-config goes with the simulator" in bad.output
