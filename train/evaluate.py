@@ -7,12 +7,12 @@ Two modes:
   through its real ``decide()``.
 * testbed (``--scenarios a,b``, ``--scenario NAME[@RATE]`` or ``--testbed``; needs root): for
   each emulated scenario an experiment is built and run by the experiment runner
-  (:func:`xfer.experiment.run_experiment`): a sweep of fixed stream counts (each run alone)
+  (:func:`lab.experiment.run_experiment`): a sweep of fixed stream counts (each run alone)
   finds the best fixed N, then the policies, ``gd`` and ``bo`` run for the same duration. Per
   scenario and controller: ``utility_ratio`` (mean utility over the run, Eq. 3 per MI,
   divided by the best fixed N's mean utility, the highest over the sweep), and
   ``time_to_optimum_s``, ``mean_throughput_bps``, ``loss_rate`` as defined in
-  :mod:`xfer.metrics` (the same numbers ``xfer experiment`` and ``xfer report`` print). The
+  :mod:`lab.metrics` (the same numbers ``xfer experiment`` and ``xfer report`` print). The
   per-stream cap of a scenario is ``@RATE`` if given, else its ``[meta] stream_rate``.
 
 Prints a rich table; ``--json`` prints JSON instead, ``--json FILE`` also writes it to FILE.
@@ -112,9 +112,9 @@ def scenario_experiment(
     repetitions: int = 1,
 ) -> Any:
     """The experiment ``xfer evaluate`` runs on one scenario (``NAME[@PER_STREAM_RATE]``)."""
+    from lab.experiment_config import Experiment, SweepSpec
     from testbeds import load_scenario
     from testbeds.scenario import parse_rate
-    from xfer.experiment_config import Experiment, SweepSpec
 
     scenario, _, rate_override = scenario.partition("@")
     scn = load_scenario(scenario)
@@ -189,7 +189,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run the testbed evaluation on every scenario (one at a time); returns the JSON result.
     The first of ``policies`` is the one evaluated (``utility_ratio_mean``/``_min``)."""
-    from xfer.experiment import run_experiment
+    from lab.experiment import run_experiment
 
     policy = policies[0]
     result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}

@@ -264,7 +264,7 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         return self.u_star
 
     def _fixed_run(self, n: int, seconds: float) -> float:
-        from xfer.metrics import mean_throughput
+        from lab.metrics import mean_throughput
 
         assert self.tb is not None
         argv = self._send_argv(f"fixed:{n}", seconds)

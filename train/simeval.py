@@ -104,9 +104,9 @@ def run_episodes(
 
 
 def _time_to_optimum(thr: F64, best: float) -> float:
-    """The issue's time to optimum (``xfer.metrics``), MIs of 1 s ending at t = 1, 2, ...;
+    """The issue's time to optimum (``lab.metrics``), MIs of 1 s ending at t = 1, 2, ...;
     inf when it never settles."""
-    from xfer.metrics import time_to_optimum
+    from lab.metrics import time_to_optimum
 
     got = time_to_optimum(np.arange(1, len(thr) + 1, dtype=float), thr, best)
     return float("inf") if got is None else got

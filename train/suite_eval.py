@@ -34,8 +34,8 @@ TARGET = 0.90
 def run_ratios(summary: dict[str, Any], policy: str) -> list[float]:
     """Utility ratio of each run of ``policy`` in one experiment's summary.json (its mean
     utility / the best fixed N's mean utility), in run order; [] without a best fixed N."""
-    from xfer import metrics
-    from xfer.runlog import read_run
+    from lab import metrics
+    from lab.runlog import read_run
 
     best = (summary.get("best_fixed") or {}).get("mean_utility")
     if not best:

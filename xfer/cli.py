@@ -22,9 +22,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "testbeds.cli:testbed",
         "Emulated WAN in network namespaces (up/exec/down/calibrate).",
     ),
-    "report": ("xfer.report:report_cmd", "Figures and a summary table from Parquet run logs."),
+    "report": ("lab.report:report_cmd", "Figures and a summary table from Parquet run logs."),
     "experiment": (
-        "xfer.experiment:experiment_cmd",
+        "lab.experiment:experiment_cmd",
         "Run a policy comparison on an emulated scenario.",
     ),
     "train": ("train.cli:train_cmd", "Train (or fine-tune) the PPO stream policy."),

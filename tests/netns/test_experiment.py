@@ -60,7 +60,7 @@ def fig1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 
 
 def test_fig1_logs_are_complete_and_sane(fig1: tuple[Path, dict[str, Any], str]) -> None:
-    from xfer.runlog import read_run
+    from lab.runlog import read_run
 
     out, summary, ppo = fig1
     assert list(summary["policies"]) == ["fixed:20", "gd", "bo", ppo]

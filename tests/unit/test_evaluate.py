@@ -40,7 +40,7 @@ def test_absolute_scenario_path_runs_under_out(
     scn.parent.mkdir()
     scn.write_text(SCENARIO)
     calls: list[tuple[str, Path]] = []
-    monkeypatch.setattr("xfer.experiment.run_experiment", _fake_runner(calls))
+    monkeypatch.setattr("lab.experiment.run_experiment", _fake_runner(calls))
     out = tmp_path / "out"
     res = CliRunner().invoke(
         ev.evaluate_cmd,
@@ -122,7 +122,7 @@ def test_run_ratios_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
 
     runs = {"r1": make_run("ppo", [100, 100], utility=[50, 50]),
             "r2": make_run("ppo", [100, 100], utility=[100, 60])}  # fmt: skip
-    monkeypatch.setattr("xfer.runlog.read_run", lambda p: runs[p])
+    monkeypatch.setattr("lab.runlog.read_run", lambda p: runs[p])
     summary = {"best_fixed": {"mean_utility": 100.0}, "policies": {"ppo": {"logs": ["r1", "r2"]}}}
     assert run_ratios(summary, "ppo") == [0.5, 0.8]
     assert run_ratios({"best_fixed": None, "policies": {}}, "ppo") == []
@@ -130,7 +130,7 @@ def test_run_ratios_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_suite_option_runs_one_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Path]] = []
-    monkeypatch.setattr("xfer.experiment.run_experiment", _fake_runner(calls))
+    monkeypatch.setattr("lab.experiment.run_experiment", _fake_runner(calls))
     out = tmp_path / "out"
     args = ["--suite", "gen-v1", "--set", "named", "--repeat", "2", "--policy", "fixed:2",
             "--sweep", "1,2", "--out", str(out), "--json"]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The experiment file schema (xfer.experiment_config) and the run plan built from it."""
+"""The experiment file schema (lab.experiment_config) and the run plan built from it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from xfer.experiment import Trial, _sender_argv, plan
-from xfer.experiment_config import (
+from lab.experiment import Trial, _sender_argv, plan
+from lab.experiment_config import (
     CONFIG_DIR,
     DataSpec,
     ExperimentError,
@@ -180,8 +180,8 @@ def _log(
 
 
 def test_summary_best_fixed_from_sweep_and_utility_ratio(tmp_path: Path) -> None:
-    from xfer.experiment import TransferResult
-    from xfer.experiment_summary import summarize
+    from lab.experiment import TransferResult
+    from lab.experiment_summary import summarize
 
     exp = parse(policies=["gd"], duration=6, sweep={"streams": [10, 20]})
     ok = {"exit_code": 0, "seconds": 6.0}
@@ -207,8 +207,8 @@ def test_summary_best_fixed_from_sweep_and_utility_ratio(tmp_path: Path) -> None
 
 
 def test_summary_completion_times_and_failures(tmp_path: Path) -> None:
-    from xfer.experiment import TransferResult
-    from xfer.experiment_summary import summarize
+    from lab.experiment import TransferResult
+    from lab.experiment_summary import summarize
 
     exp = parse(policies=["gd"], transfers={"count": 3, "receiver": "shared"}, data={"size": "1GB"})
     trial = Trial("gd", 1, "run", 60.0, (0.0, 0.0, 0.0))

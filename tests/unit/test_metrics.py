@@ -1,4 +1,4 @@
-"""xfer.metrics against hand-computed values."""
+"""lab.metrics against hand-computed values."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from xfer import metrics as m
-from xfer.runlog import SCHEMA, Run
+from lab import metrics as m
+from lab.runlog import Run
+from xfer.runlog import SCHEMA
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

@@ -16,11 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from lab.metrics import summarize
+from lab.report import print_summary, report_cmd
+from lab.runlog import read_run, read_runs
 from policy.signals import PathSignal, SignalVector
 from policy.utility import utility
-from xfer.metrics import summarize
-from xfer.report import print_summary, report_cmd
-from xfer.runlog import SCHEMA, RunLog, read_run, read_runs
+from xfer.runlog import SCHEMA, RunLog
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -228,7 +229,7 @@ def test_report_survives_an_empty_log(tmp_path: Path) -> None:
 
 
 def test_drain_mis_are_marked_and_left_out_of_the_means(tmp_path: Path) -> None:
-    from xfer.metrics import run_mean_throughput, run_mean_utility
+    from lab.metrics import run_mean_throughput, run_mean_utility
 
     p = tmp_path / "drain.parquet"
     with RunLog(p, {"policy": "ppo"}) as log:

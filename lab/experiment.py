@@ -5,7 +5,7 @@ testbed of the experiment's scenario is brought up (``testbeds.Testbed``; its sc
 background flows start with the run), ``xfer recv`` is started in the receiver namespace(s),
 and the experiment's transfers are started with ``xfer send`` in the sender namespace(s) at
 their staggered offsets, each writing a Parquet run log. Afterwards the figures are drawn by
-``xfer.report`` and ``summary.json`` is written with the numbers of ``xfer.metrics``.
+``lab.report`` and ``summary.json`` is written with the numbers of ``lab.metrics``.
 
 Output directory layout::
 
@@ -15,7 +15,7 @@ Output directory layout::
     OUT/figures/*.png
     OUT/summary.json
 
-The schema of experiment files is in :mod:`xfer.experiment_config`; see docs/experiments.md.
+The schema of experiment files is in :mod:`lab.experiment_config`; see docs/experiments.md.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 
 import click
 
-from xfer.experiment_config import (
+from lab.experiment_config import (
     Experiment,
     ExperimentError,
     load_experiment,
@@ -408,7 +408,7 @@ def run_experiment(
     if src is not None:
         shutil.rmtree(src.parent, ignore_errors=True)
     shutil.rmtree(out / "tmp", ignore_errors=True)
-    from xfer.experiment_summary import summarize, write_figures
+    from lab.experiment_summary import summarize, write_figures
 
     summary = summarize(exp, results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -476,7 +476,7 @@ def experiment_cmd(file: str, duration: float | None, out_dir: str | None, polic
         summary = run_experiment(exp, out, resume=resume, echo=lambda s: click.echo(s, err=True))
     except ExperimentError as exc:
         raise click.ClickException(str(exc)) from None
-    from xfer.experiment_summary import print_summary
+    from lab.experiment_summary import print_summary
 
     print_summary(summary)
     click.echo(f"xfer experiment: summary {out / 'summary.json'}", err=True)

@@ -1,6 +1,6 @@
 """``summary.json`` and the figures of an experiment, from its run logs.
 
-Every number comes from :mod:`xfer.metrics` (mean throughput, time to optimum, loss rate,
+Every number comes from :mod:`lab.metrics` (mean throughput, time to optimum, loss rate,
 utility, JFI, link utilisation, best fixed throughput): this module only picks the runs,
 the best fixed throughput and the capacity, and adds what only the experiment knows (which
 transfers failed, each sender's completion time for fixed-size data, the sweep).
@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from xfer.experiment import TransferResult
-    from xfer.experiment_config import Experiment
-    from xfer.runlog import Run
+    from lab.experiment import TransferResult
+    from lab.experiment_config import Experiment
+    from lab.runlog import Run
 
 
 def _read(results: Sequence[TransferResult]) -> dict[str, Run]:
     """Run logs that exist and hold at least one MI, by log path."""
-    from xfer.runlog import read_run
+    from lab.runlog import read_run
 
     runs = {}
     for r in results:
@@ -46,7 +46,7 @@ def _read(results: Sequence[TransferResult]) -> dict[str, Run]:
 
 
 def _best_fixed(exp: Experiment, sweep: list[Run], main: list[Run]) -> dict[str, Any] | None:
-    from xfer import metrics
+    from lab import metrics
 
     pool, source = (sweep, "sweep") if sweep else (main if exp.transfers == 1 else [], "runs")
     thr = metrics.best_fixed(pool, of="throughput")
@@ -63,7 +63,7 @@ def _best_fixed(exp: Experiment, sweep: list[Run], main: list[Run]) -> dict[str,
 
 
 def _sweep_table(sweep: list[Run]) -> dict[str, dict[str, Any]]:
-    from xfer import metrics
+    from lab import metrics
 
     by_n: dict[int, list[Run]] = defaultdict(list)
     for r in sweep:
@@ -125,12 +125,12 @@ class _Analysis:
     main: list[Run]
     best: dict[str, Any] | None
     capacity_bps: float
-    summary: Any  # xfer.metrics.Summary of the compared runs
+    summary: Any  # lab.metrics.Summary of the compared runs
 
 
 def _analyse(exp: Experiment, results: Sequence[TransferResult]) -> _Analysis:
+    from lab import metrics
     from testbeds import load_scenario
-    from xfer import metrics
 
     runs = _read(results)
     sweep = [runs[r.log] for r in results if r.trial.kind == "sweep" and r.log in runs]
@@ -147,7 +147,7 @@ def _analyse(exp: Experiment, results: Sequence[TransferResult]) -> _Analysis:
 def _policy_entry(
     exp: Experiment, spec: str, results: Sequence[TransferResult], a: _Analysis
 ) -> dict[str, Any]:
-    from xfer import metrics
+    from lab import metrics
 
     mine = [r for r in results if r.trial.kind == "run" and r.trial.policy == spec]
     ps = a.summary.policies.get(spec)
@@ -194,7 +194,7 @@ def summarize(exp: Experiment, results: Sequence[TransferResult]) -> dict[str, A
         "failed_transfers": len(failures),
         "failures": failures,
     }
-    from xfer.report import strict_json
+    from lab.report import strict_json
 
     cleaned: dict[str, Any] = strict_json(doc)
     return cleaned
@@ -202,7 +202,7 @@ def summarize(exp: Experiment, results: Sequence[TransferResult]) -> dict[str, A
 
 def write_figures(exp: Experiment, results: Sequence[TransferResult], out_dir: Path) -> list[Path]:
     """The report module's figures of the compared runs, as PNG files under ``out_dir``."""
-    from xfer import report
+    from lab import report
 
     a = _analyse(exp, results)
     if not a.main:

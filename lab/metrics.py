@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from xfer.runlog import Run
+from lab.runlog import Run
 
 Floats = Sequence[float] | np.ndarray
 """A series of numbers: a list or a numpy array."""

@@ -4,7 +4,7 @@ An experiment names a testbed scenario, the policies to compare, how often and h
 run each, the per-stream cap and congestion control, how many transfers compete (with
 staggered starts), what data they move, and optionally a sweep of fixed stream counts that
 finds the best fixed throughput. Every error names the file and the field
-(:class:`ExperimentError`). The runner is :mod:`xfer.experiment`.
+(:class:`ExperimentError`). The runner is :mod:`lab.experiment`.
 
     scenario = "paper-fig1"
     policies = ["fixed:20", "gd", "bo", "ppo"]

@@ -4,7 +4,7 @@ Figures, in the style of the core paper: throughput and stream count over time (
 over time, box plots of the runs' mean throughput per policy (Fig. 2), and for each group of
 concurrent transfers (runs sharing the ``group`` metadata, aligned by ``started_at``) their
 throughput and the instantaneous Jain index (Fig. 3). Every number comes from
-:mod:`xfer.metrics`; this module only draws and prints.
+:mod:`lab.metrics`; this module only draws and prints.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from xfer.metrics import Summary, Transfer, jfi_series, run_mean_throughput, summarize  # noqa: E402
-from xfer.runlog import Run, read_runs  # noqa: E402
+from lab.metrics import Summary, Transfer, jfi_series, run_mean_throughput, summarize  # noqa: E402
+from lab.runlog import Run, read_runs  # noqa: E402
 
 MBIT = 1e6
 
