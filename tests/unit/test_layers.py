@@ -1,0 +1,266 @@
+"""Import directions between xfer's packages, read with ``ast`` from every module (no imports run).
+
+The layers (docs/ARCHITECTURE.md), each allowed to import only the packages listed:
+
+- ``policy``: nothing of ours (the simulator and the engine both call it);
+- ``xfer`` (the engine): ``policy``;
+- ``testbeds``: ``xfer``, ``policy``;
+- ``lab`` (experiments, metrics, report): ``xfer``, ``testbeds``, ``policy``;
+- ``train``: ``policy``, ``lab``, ``xfer``, ``testbeds``.
+
+The engine's command line (``xfer/cli*.py``) may reach every package, but only from inside a
+function (lazily), so that ``import xfer`` never pulls in the lab or the trainer; its
+module-level imports follow the engine's rule. Imports under ``if TYPE_CHECKING:`` count as
+arrows too. Separately, no module-level import cycle between modules (imports inside functions
+and under ``TYPE_CHECKING`` do not run at import time, so they cannot form one).
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "policy": frozenset(),
+    "xfer": frozenset({"policy"}),
+    "testbeds": frozenset({"xfer", "policy"}),
+    "lab": frozenset({"xfer", "testbeds", "policy"}),
+    "train": frozenset({"policy", "lab", "xfer", "testbeds"}),
+}
+"""Package -> the other packages of ours it may import."""
+
+LAZY_ANYWHERE = ("xfer/cli*.py",)
+"""Modules (paths relative to the root) that may import any package inside functions."""
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, resolved to a module of ours."""
+
+    source: str
+    """Importing module, dotted (``xfer.api``)."""
+    target: str
+    """Imported module, dotted (``policy.signals``)."""
+    line: int
+    lazy: bool
+    """Inside a function (runs when called, not at import)."""
+    type_only: bool
+    """Under ``if TYPE_CHECKING:`` (never runs)."""
+
+
+def modules(root: Path, packages: Iterator[str] | list[str]) -> dict[str, Path]:
+    """Every module of the given top-level packages under ``root``, by dotted name."""
+    found: dict[str, Path] = {}
+    for pkg in packages:
+        for path in sorted((root / pkg).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(
+    node: ast.AST, lazy: bool, type_only: bool
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child, lazy, type_only
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            yield from _walk(child, True, type_only)
+        elif isinstance(child, ast.If) and _is_type_checking(child.test):
+            for stmt in child.body:
+                yield from _walk(ast.Module(body=[stmt], type_ignores=[]), lazy, True)
+            for stmt in child.orelse:
+                yield from _walk(ast.Module(body=[stmt], type_ignores=[]), lazy, type_only)
+        else:
+            yield from _walk(child, lazy, type_only)
+
+
+def _resolve(name: str, mods: dict[str, Path]) -> str | None:
+    """The longest prefix of ``name`` that is one of our modules."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in mods:
+            return candidate
+        parts.pop()
+    return None
+
+
+def imports_of(module: str, path: Path, mods: dict[str, Path]) -> list[Import]:
+    """The imports of one module that point at modules of ours."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+    for node, lazy, type_only in _walk(tree, False, False):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from pkg import sub` imports the submodule pkg.sub when there is one
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+        targets = {_resolve(name, mods) for name in names} - {None, module}
+        for target in sorted(t for t in targets if t is not None):
+            found.append(Import(module, target, node.lineno, lazy, type_only))
+    return found
+
+
+def all_imports(root: Path, packages: list[str]) -> list[Import]:
+    mods = modules(root, packages)
+    return [imp for name, path in mods.items() for imp in imports_of(name, path, mods)]
+
+
+def _lazy_anywhere(module: str, root: Path, mods: dict[str, Path]) -> bool:
+    rel = mods[module].relative_to(root).as_posix()
+    return any(fnmatch.fnmatch(rel, pat) for pat in LAZY_ANYWHERE)
+
+
+def direction_violations(root: Path, allowed: dict[str, frozenset[str]] = ALLOWED) -> list[str]:
+    """Every import that points the wrong way, as ``file:line: a -> b (why)``."""
+    mods = modules(root, list(allowed))
+    bad = []
+    for imp in all_imports(root, list(allowed)):
+        src_pkg, dst_pkg = imp.source.split(".")[0], imp.target.split(".")[0]
+        if dst_pkg == src_pkg or dst_pkg in allowed[src_pkg]:
+            continue
+        if imp.lazy and _lazy_anywhere(imp.source, root, mods):
+            continue
+        where = f"{mods[imp.source].relative_to(root)}:{imp.line}"
+        why = f"{src_pkg} may import only {sorted(allowed[src_pkg]) or 'nothing of ours'}"
+        bad.append(f"{where}: {imp.source} -> {imp.target} ({why})")
+    return bad
+
+
+def module_cycles(root: Path, packages: list[str]) -> list[list[str]]:
+    """Strongly connected components (size > 1) of the module-level import graph."""
+    graph: dict[str, set[str]] = {m: set() for m in modules(root, packages)}
+    for imp in all_imports(root, packages):
+        if not imp.lazy and not imp.type_only:
+            graph[imp.source].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+# ------------------------------------------------------------------------------ the tree
+
+
+def test_every_package_is_checked() -> None:
+    ours = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "benchmarks"}
+    assert ours == set(ALLOWED), "a new top-level package needs a row in ALLOWED"
+
+
+def test_imports_point_the_right_way() -> None:
+    assert direction_violations(ROOT) == []
+
+
+def test_no_module_level_import_cycle() -> None:
+    assert module_cycles(ROOT, list(ALLOWED)) == []
+
+
+# ------------------------------------------------------------------------------ the checker
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    for pkg in ALLOWED:
+        (tmp_path / pkg).mkdir(exist_ok=True)
+        (tmp_path / pkg / "__init__.py").touch()
+    return tmp_path
+
+
+def test_checker_flags_an_arrow_pointing_the_wrong_way(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "xfer/engine.py": "from lab.metrics import summarize\n",
+            "lab/metrics.py": "from xfer import engine\n\ndef summarize(): ...\n",
+            "policy/base.py": "def f():\n    import xfer.engine\n",  # lazy still counts
+            "testbeds/run.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from train import sim\n",
+            "train/sim.py": "from ..lab import metrics\nfrom policy import base\n",
+        },
+    )
+    bad = direction_violations(root)
+    assert len(bad) == 3, bad
+    assert any("xfer/engine.py:1: xfer.engine -> lab.metrics" in b for b in bad)
+    assert any("policy.base -> xfer.engine" in b and "nothing of ours" in b for b in bad)
+    assert any("testbeds.run -> train.sim" in b for b in bad)
+
+
+def test_checker_lets_the_cli_import_anything_lazily_only(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "xfer/cli.py": "import policy.base\n\ndef run():\n    from train import sim\n",
+            "xfer/cli_extra.py": "from lab import report\n",
+            "lab/report.py": "",
+            "train/sim.py": "",
+        },
+    )
+    assert direction_violations(root) == [
+        "xfer/cli_extra.py:1: xfer.cli_extra -> lab.report (xfer may import only ['policy'])"
+    ]
+
+
+def test_checker_finds_module_level_cycles_only(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "lab/a.py": "from lab import b\n",
+            "lab/b.py": "from . import c\n",
+            "lab/c.py": "import lab.a\n",
+            "lab/d.py": "def f():\n    from lab import e\n",  # lazy: no cycle
+            "lab/e.py": "from lab import d\n",
+            "lab/f.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lab import g\n",
+            "lab/g.py": "from lab import f\n",
+        },
+    )
+    assert module_cycles(root, list(ALLOWED)) == [["lab.a", "lab.b", "lab.c"]]
