@@ -29,14 +29,13 @@ See docs/experiments.md.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xfer import units
+from xfer.tomlconf import Table, read_toml
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "experiments"
 DATA_KINDS = ("mem", "tree")
@@ -161,39 +160,6 @@ class Experiment:
 _POLICY_RE = re.compile(r"^[a-z][a-z0-9_]*(:.*)?$")
 
 
-class _Table:
-    """A TOML table being read: typed getters that name the field, and a check for typos."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, dict):
-            raise ExperimentError(f"{where}: expected a table, got {type(data).__name__}")
-        self.data, self.where, self.seen = data, where, set[str]()
-
-    def get(self, key: str, kinds: type | tuple[type, ...], default: Any = ...) -> Any:
-        self.seen.add(key)
-        if key not in self.data:
-            if default is ...:
-                raise ExperimentError(f"{self.where}: missing required field '{key}'")
-            return default
-        value = self.data[key]
-        allowed = kinds if isinstance(kinds, tuple) else (kinds,)
-        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
-            names = " or ".join(k.__name__ for k in allowed)
-            raise ExperimentError(f"{self.where}: '{key}' must be {names}, got {value!r}")
-        return value
-
-    def number(self, key: str, default: Any = ..., lo: float = 0.0, hi: float = math.inf) -> Any:
-        value = self.get(key, (int, float), default)
-        if value is not None and value is not default and not lo <= value <= hi:
-            raise ExperimentError(f"{self.where}: '{key}' = {value} is outside [{lo}, {hi}]")
-        return value
-
-    def done(self) -> None:
-        unknown = sorted(set(self.data) - self.seen)
-        if unknown:
-            raise ExperimentError(f"{self.where}: unknown field(s) {', '.join(unknown)}")
-
-
 def _rate(value: Any, where: str) -> float:
     try:
         return units.parse_rate(value)
@@ -224,7 +190,7 @@ def _check_policy(spec: str, where: str) -> str:
 
 
 def _parse_transfers(data: Any, where: str) -> tuple[tuple[float, ...], str]:
-    t = _Table(data, where)
+    t = Table(data, where, ExperimentError)
     count = t.get("count", int, None)
     stagger = t.number("stagger_s", None)
     starts_raw = t.get("start_s", list, None)
@@ -252,7 +218,7 @@ def _parse_transfers(data: Any, where: str) -> tuple[tuple[float, ...], str]:
 
 
 def _parse_data(data: Any, where: str) -> DataSpec:
-    t = _Table(data, where)
+    t = Table(data, where, ExperimentError)
     kind = t.get("kind", str, "mem")
     size_raw = t.get("size", (str, int), None)
     t.done()
@@ -265,7 +231,7 @@ def _parse_data(data: Any, where: str) -> DataSpec:
 
 
 def _parse_sweep(data: Any, where: str, default_duration: float) -> SweepSpec:
-    t = _Table(data, where)
+    t = Table(data, where, ExperimentError)
     streams = t.get("streams", list)
     duration = t.number("duration", default_duration, 1.0)
     reps = t.get("repetitions", int, 1)
@@ -281,7 +247,7 @@ def _parse_sweep(data: Any, where: str, default_duration: float) -> SweepSpec:
 
 def parse_experiment(data: dict[str, Any], source: str, default_name: str) -> Experiment:
     """Validate a parsed TOML document into an :class:`Experiment` (errors name ``source``)."""
-    t = _Table(data, source)
+    t = Table(data, source, ExperimentError)
     name = t.get("name", str, default_name)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", name):
         raise ExperimentError(
@@ -347,14 +313,10 @@ def experiment_path(name_or_path: str | Path) -> Path:
 def load_experiment(name_or_path: str | Path) -> Experiment:
     """Load and validate an experiment by name or path; raises :class:`ExperimentError`."""
     path = experiment_path(name_or_path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
+
+    def not_found() -> str:
         known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))) or "none"
-        raise ExperimentError(
-            f"no experiment {str(name_or_path)!r} ({path} not found; known: {known})"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{path}: not valid TOML: {exc}") from None
+        return f"no experiment {str(name_or_path)!r} ({path} not found; known: {known})"
+
+    data = read_toml(path, ExperimentError, not_found)
     return parse_experiment(data, str(path), path.stem)

@@ -9,14 +9,13 @@ names the file and the field that is wrong (:class:`ScenarioError`).
 
 from __future__ import annotations
 
-import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from xfer import units
+from xfer.tomlconf import Table, read_toml
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "testbeds"
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
@@ -189,44 +188,7 @@ def parse_size(value: Any, where: str) -> int:
         raise ScenarioError(f"{where}: {exc}") from None
 
 
-class _Table:
-    """A TOML table being read: typed getters that name the field, and a check for typos."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, dict):
-            raise ScenarioError(f"{where}: expected a table, got {type(data).__name__}")
-        self.data, self.where, self.seen = data, where, set[str]()
-
-    def get(self, key: str, kinds: type | tuple[type, ...], default: Any = ...) -> Any:
-        self.seen.add(key)
-        if key not in self.data:
-            if default is ...:
-                raise ScenarioError(f"{self.where}: missing required field '{key}'")
-            return default
-        value = self.data[key]
-        if isinstance(value, bool) and bool not in (
-            kinds if isinstance(kinds, tuple) else (kinds,)
-        ):
-            raise ScenarioError(f"{self.where}.{key}: expected a number, got {value!r}")
-        if not isinstance(value, kinds):
-            raise ScenarioError(
-                f"{self.where}.{key}: wrong type {type(value).__name__} ({value!r})"
-            )
-        return value
-
-    def number(self, key: str, default: Any = ..., lo: float = 0.0, hi: float = math.inf) -> Any:
-        value = self.get(key, (int, float), default)
-        if value is not None and value is not default and not lo <= value <= hi:
-            raise ScenarioError(f"{self.where}.{key}: {value} is outside [{lo}, {hi}]")
-        return value
-
-    def done(self) -> None:
-        unknown = sorted(set(self.data) - self.seen)
-        if unknown:
-            raise ScenarioError(f"{self.where}: unknown field(s) {', '.join(unknown)}")
-
-
-def _parse_loss(t: _Table) -> float:
+def _parse_loss(t: Table) -> float:
     raw = t.get("loss", (int, float, str), 0.0)
     if isinstance(raw, str):
         try:
@@ -243,7 +205,7 @@ def _parse_loss(t: _Table) -> float:
 
 
 def _parse_path(data: Any, where: str) -> PathSpec:
-    t = _Table(data, where)
+    t = Table(data, where, ScenarioError)
     rate = parse_rate(t.get("rate", (str, int, float)), f"{where}.rate")
     rtt = t.number("rtt_ms", None, 0, 10_000)
     fwd = t.number("delay_fwd_ms", None, 0, 10_000)
@@ -270,7 +232,7 @@ def _parse_path(data: Any, where: str) -> PathSpec:
 def _parse_background(
     data: Any, where: str, k: int, npaths: int, default_cc: str
 ) -> BackgroundFlow:
-    t = _Table(data, where)
+    t = Table(data, where, ScenarioError)
     name = t.get("name", str, f"bg{k}")
     path = t.get("path", int, 1)
     if not 1 <= path <= npaths:
@@ -295,7 +257,7 @@ def _parse_background(
 
 
 def _parse_event(data: Any, where: str, npaths: int, flows: set[str]) -> ScheduleEvent:
-    t = _Table(data, where)
+    t = Table(data, where, ScenarioError)
     at = float(t.number("at_s"))
     action = t.get("action", str)
     if action not in ACTIONS:
@@ -318,7 +280,7 @@ def _parse_event(data: Any, where: str, npaths: int, flows: set[str]) -> Schedul
 
 
 def _parse_sysctls(data: Any, where: str, paths: tuple[PathSpec, ...]) -> HostSysctls:
-    t = _Table(data, where)
+    t = Table(data, where, ScenarioError)
     cc = t.get("congestion_control", str, "cubic")
     if cc not in CONGESTION_CONTROLS:
         raise ScenarioError(
@@ -346,7 +308,7 @@ def _parse_sysctls(data: Any, where: str, paths: tuple[PathSpec, ...]) -> HostSy
 
 def parse_scenario(data: dict[str, Any], source: str, default_name: str) -> Scenario:
     """Validate a parsed TOML document into a :class:`Scenario` (errors name ``source``)."""
-    t = _Table(data, source)
+    t = Table(data, source, ScenarioError)
     name = t.get("name", str, default_name)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", name):
         raise ScenarioError(f"{source}: name {name!r} must be 1-40 letters, digits, '-', '_', '.'")
@@ -404,14 +366,10 @@ def list_scenarios() -> list[str]:
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """Load and validate a scenario by name or path; raises :class:`ScenarioError`."""
     path = scenario_path(name_or_path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
+
+    def not_found() -> str:
         known = ", ".join(list_scenarios()) or "none"
-        raise ScenarioError(
-            f"no scenario {str(name_or_path)!r} ({path} not found; known: {known})"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+        return f"no scenario {str(name_or_path)!r} ({path} not found; known: {known})"
+
+    data = read_toml(path, ScenarioError, not_found)
     return parse_scenario(data, str(path), path.stem)

@@ -21,10 +21,11 @@ import argparse
 import dataclasses
 import math
 import random
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from xfer.tomlconf import check_unknown, read_toml
 
 from .scenario import ScenarioError, load_scenario
 
@@ -282,9 +283,7 @@ def write(spec: SuiteSpec, root: Path) -> list[Path]:
 
 def _ranges_from(data: dict[str, Any], where: str) -> SuiteRanges:
     fields = {f.name: f for f in dataclasses.fields(SuiteRanges)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ScenarioError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    check_unknown(data, fields, where, ScenarioError)
     kw: dict[str, Any] = {}
     for key, value in data.items():
         default = getattr(SuiteRanges(), key)
@@ -305,15 +304,12 @@ def load_suite(name_or_path: str | Path) -> tuple[SuiteSpec, Path]:
         p = p / "suite.toml"
     elif p.suffix != ".toml":
         p = SUITE_DIR / str(name_or_path) / "suite.toml"
-    try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
+
+    def not_found() -> str:
         known = ", ".join(sorted(d.name for d in SUITE_DIR.glob("*") if d.is_dir())) or "none"
-        raise ScenarioError(
-            f"no suite {str(name_or_path)!r} ({p} not found; known: {known})"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{p}: not valid TOML: {exc}") from None
+        return f"no suite {str(name_or_path)!r} ({p} not found; known: {known})"
+
+    data = read_toml(p, ScenarioError, not_found)
     try:
         gen = data["generator"]
         spec = SuiteSpec(name=str(data["name"]), seed=int(gen["seed"]),

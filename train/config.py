@@ -8,7 +8,6 @@ and the section.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from policy.features import FeatureConfig
 from train.env import EnvConfig
 from train.sim import SimConfig
+from xfer.tomlconf import build, check_unknown, read_toml
 
 
 @dataclass(frozen=True)
@@ -119,48 +119,46 @@ class TrainConfig:
         return asdict(self)
 
 
+_UNKNOWN = "{where}: unknown keys {listed}; allowed: {allowed}"
+
+
 def _build(cls: Any, section: dict[str, Any], where: str) -> Any:
-    names = {f.name for f in fields(cls)}
-    unknown = set(section) - names
-    if unknown:
-        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(names)}")
-    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
-    try:
-        return cls(**kw)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: {exc}") from exc
+    return build(cls, section, where, ValueError, unknown=_UNKNOWN)
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
     """Read a training TOML (``None``: all defaults); ``overrides`` replace ``[ppo]`` keys."""
+    where = str(path) if path else "<defaults>"
     data: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
-        try:
-            data = tomllib.loads(p.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ValueError(f"training config {str(p)!r}: {exc}") from exc
-    where = str(path) if path else "<defaults>"
-    allowed = {"ppo", "model", "env", "sim", "features", "train"}
-    extra = set(data) - allowed
-    if extra:
-        raise ValueError(f"{where}: unknown sections {sorted(extra)}; allowed: {sorted(allowed)}")
+        data = read_toml(path, ValueError, lambda: f"training config {str(path)!r}: not found")
+    sections = {"ppo", "model", "env", "sim", "features", "train"}
+    check_unknown(
+        data, sections, where, ValueError, "{where}: unknown sections {listed}; allowed: {allowed}"
+    )
     ppo = _build(PPOConfig, data.get("ppo", {}), f"{where} [ppo]")
     ppo = replace(ppo, **{k: v for k, v in overrides.items() if v is not None})
     model = _build(ModelConfig, data.get("model", {}), f"{where} [model]")
     sim = _build(SimConfig, data.get("sim", {}), f"{where} [sim]")
     feats = _build(FeatureConfig, data.get("features", {}), f"{where} [features]")
     env_kw = dict(data.get("env", {}))
+    check_unknown(
+        env_kw,
+        {f.name for f in fields(EnvConfig)} - {"sim", "features"},
+        f"{where} [env]",
+        ValueError,
+        _UNKNOWN,
+    )
     env = _build(EnvConfig, {**env_kw, "sim": sim, "features": feats}, f"{where} [env]")
-    train = data.get("train", {})
-    extra_train = set(train) - {
-        "eval_networks",
-        "eval_seed",
-        "warm_start",
-        "dagger_rounds",
-        "dagger_steps",
-        "dagger_envs",
-    }
-    if extra_train:
-        raise ValueError(f"{where} [train]: unknown keys {sorted(extra_train)}")
-    return TrainConfig(ppo=ppo, model=model, env=env, **train)
+    train = dict(data.get("train", {}))
+    nested = {"ppo", "model", "env"}
+    check_unknown(
+        train,
+        {f.name for f in fields(TrainConfig)} - nested,
+        f"{where} [train]",
+        ValueError,
+        _UNKNOWN,
+    )
+    return _build(
+        TrainConfig, {**train, "ppo": ppo, "model": model, "env": env}, f"{where} [train]"
+    )

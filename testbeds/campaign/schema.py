@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from xfer.tomlconf import build, check_unknown, read_toml
 
 ROLES = ("sender", "receiver", "both")
 DATASET_KINDS = ("mem", "tree")
@@ -234,57 +235,19 @@ def _build(
 
     ``rename`` maps a file key to (field name, unit) for quantities written with units.
     """
-    if not isinstance(data, dict):
-        raise CampaignError(f"{where}: expected a table, got {type(data).__name__}")
-    rename = rename or {}
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in rename:
-            fname, unit = rename[key]
-            kwargs[fname] = parse_quantity(value, unit=unit, where=f"{where}.{key}")
-            continue
-        if key not in fields or key == "source":
-            allowed = sorted(
-                set(fields) - {"source"} - {f for f, _ in rename.values()} | set(rename)
-            )
-            raise CampaignError(f"{where}: unknown key {key!r}; allowed: {', '.join(allowed)}")
-        kwargs[key] = _coerce(value, str(fields[key].type), f"{where}.{key}")
-    missing = [
-        name
-        for name, f in fields.items()
-        if name not in kwargs
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        shown = [next((k for k, (fn, _) in rename.items() if fn == m), m) for m in missing]
-        raise CampaignError(f"{where}: missing key(s): {', '.join(shown)}")
-    return cls(**kwargs)
-
-
-def _coerce(value: Any, annotation: str, where: str) -> Any:
-    """Check a TOML value against a field's annotation (strings, as `from __future__`)."""
-    optional = annotation.endswith("| None")
-    base = annotation.removesuffix(" | None")
-    if value is None and optional:
-        return None
-    checks: dict[str, tuple[type, ...]] = {
-        "str": (str,),
-        "int": (int,),
-        "float": (int, float),
-        "bool": (bool,),
+    convert = {
+        key: (name, lambda v, w, u=unit: parse_quantity(v, unit=u, where=w))
+        for key, (name, unit) in (rename or {}).items()
     }
-    if base in checks:
-        ok = isinstance(value, checks[base]) and (base == "bool" or not isinstance(value, bool))
-        if not ok:
-            raise CampaignError(f"{where}: expected {base}, got {value!r}")
-        return float(value) if base == "float" else value
-    if base.startswith("tuple[str"):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise CampaignError(f"{where}: expected a list of strings, got {value!r}")
-        return tuple(value)
-    raise CampaignError(f"{where}: unsupported value {value!r}")  # pragma: no cover
+    return build(
+        cls,
+        data,
+        where,
+        CampaignError,
+        convert=convert,
+        exclude=frozenset({"source"}),
+        unknown="{where}: unknown key {first!r}; allowed: {allowed}",
+    )
 
 
 def _check_positive(where: str, **values: float | int | None) -> None:
@@ -399,11 +362,13 @@ def campaign_from_dict(
     """Validate a parsed campaign document (``base``: directory for relative key paths)."""
     where = source
     known = {"name", "description", "hosts", "links", "matrix", "run", "dataset", "calibration"}
-    unknown = sorted(set(doc) - known)
-    if unknown:
-        raise CampaignError(
-            f"{where}: unknown top-level key(s) {unknown}; allowed: {sorted(known)}"
-        )
+    check_unknown(
+        doc,
+        known,
+        where,
+        CampaignError,
+        "{where}: unknown top-level key(s) {listed}; allowed: {allowed}",
+    )
     name = doc.get("name")
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise CampaignError(
@@ -429,10 +394,5 @@ def campaign_from_dict(
 def load_campaign(path: str | Path) -> Campaign:
     """Read and validate a campaign TOML file."""
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except FileNotFoundError as exc:
-        raise CampaignError(f"{p}: no such campaign file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError(f"{p}: not valid TOML: {exc}") from exc
+    doc = read_toml(p, CampaignError, lambda: f"{p}: no such campaign file")
     return campaign_from_dict(doc, source=str(p), base=p.resolve().parent)
