@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from policy.signals import SignalVector
+
+Values = TypeVar("Values", float, npt.NDArray[np.float64])
+"""A float, or a numpy array of them (the simulator evaluates many environments at once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +38,26 @@ class RewardConfig:
     """Dead band on the change in utility, in utility units."""
 
 
+def utility_values(
+    throughput_bps: Values,
+    streams: Values | int,
+    loss_rate: Values,
+    cfg: UtilityConfig | None = None,
+) -> Values:
+    """U = T / K^n - T * L * B with T in ``cfg.unit_bps`` units, element-wise: the one place
+    the formula is written. Floats or numpy arrays (broadcast together) alike, since it uses
+    arithmetic only; the engine (:func:`utility`) and the simulator (``train/sim.py``) both
+    call it."""
+    c = cfg or UtilityConfig()
+    t = throughput_bps / c.unit_bps
+    return t / c.k**streams - t * loss_rate * c.b
+
+
 def utility(
     throughput_bps: float, streams: int, loss_rate: float | None, cfg: UtilityConfig | None = None
 ) -> float:
-    """U = T / K^n - T * L * B with T in ``cfg.unit_bps`` units; unknown loss counts as 0."""
-    c = cfg or UtilityConfig()
-    t = throughput_bps / c.unit_bps
-    loss = loss_rate or 0.0
-    return t / (c.k ** max(streams, 0)) - t * loss * c.b
+    """U of one MI; unknown loss counts as 0, fewer than 0 streams as 0."""
+    return utility_values(float(throughput_bps), max(streams, 0), loss_rate or 0.0, cfg)
 
 
 def utility_of(s: SignalVector, cfg: UtilityConfig | None = None) -> float:

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from policy.signals import SignalVector
-from policy.utility import UtilityConfig
+from policy.utility import UtilityConfig, utility_values
 
 F64 = npt.NDArray[np.float64]
 MSS_BITS = 1448 * 8
@@ -651,8 +651,7 @@ class Simulator:
         ns = np.arange(1, self.cfg.max_streams + 1, dtype=np.float64)
         grid = np.broadcast_to(ns, (self.n_envs, ns.size))
         thr, loss, _, _ = steady(self.params, self.capacity, self.bg_on, self.comp_on, grid)
-        t = thr / self.ucfg.unit_bps
-        return t / self.ucfg.k**grid - t * loss * self.ucfg.b, ns
+        return utility_values(thr, grid, loss, self.ucfg), ns
 
     def optimum(self) -> tuple[F64, F64]:
         """Best fixed stream count and its steady-state utility U*, per environment."""
@@ -662,7 +661,5 @@ class Simulator:
 
 
 def utility_of(m: Measurement, cfg: UtilityConfig | None = None) -> F64:
-    """Utility of each environment's measurement (same formula as ``policy.utility``)."""
-    c = cfg or UtilityConfig()
-    t = m.throughput_bps / c.unit_bps
-    return t / c.k**m.streams - t * m.loss_rate * c.b
+    """Utility of each environment's measurement (``policy.utility``'s formula, vectorised)."""
+    return utility_values(m.throughput_bps, m.streams, m.loss_rate, cfg)

@@ -75,3 +75,16 @@ def test_reward_defaults(u_now: float, u_prev: float, expected: float) -> None:
 def test_reward_with_a_dead_band(u_now: float, u_prev: float, expected: float) -> None:
     cfg = RewardConfig(x=2.0, y=-3.0, epsilon=0.5)
     assert reward(u_now, u_prev, cfg) == expected
+
+
+def test_the_vectorised_formula_is_the_scalar_one() -> None:
+    import numpy as np
+
+    from policy.utility import utility_values
+
+    thr = np.array([100e6, 1e9, 1e9, 400e6])
+    streams = np.array([2.0, 20.0, 21.0, 10.0])
+    loss = np.array([0.01, 0.0, 0.002, 0.2])
+    got = utility_values(thr, streams, loss)
+    want = [utility(t, int(n), lo) for t, n, lo in zip(thr, streams, loss, strict=True)]
+    assert got.tolist() == want  # the same arithmetic, bit for bit
