@@ -1,4 +1,9 @@
-"""Errors that say who broke what, each with a stable exit code (documented in the README)."""
+"""Errors that say who broke what, each with a stable exit code (documented in the README).
+
+The one error vocabulary: :class:`Exit` (exit statuses), :class:`ErrorCode` (the codes carried
+in ERROR frames, re-exported by :mod:`xfer.protocol`, raised by :mod:`xfer.store`) and
+:data:`ERRORS`, the table from each code to its exit status and meaning.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +35,43 @@ class Exit(enum.IntEnum):
     """Stopped by Ctrl-C / SIGTERM (resumable)."""
 
 
+class ErrorCode(enum.StrEnum):
+    """Stable error codes carried in ERROR frames (plain strings on the wire)."""
+
+    AUTH = "auth"
+    PROTOCOL = "protocol"
+    PATH = "path"
+    IO = "io"
+    NO_SPACE = "no_space"
+    LIMIT = "limit"
+    INTERNAL = "internal"
+    VERIFY = "verify"
+    TIMEOUT = "timeout"
+
+
+ERRORS: dict[ErrorCode, tuple[Exit, str]] = {
+    ErrorCode.AUTH: (Exit.AUTH, "wrong or missing token, or a receiver proof that fails"),
+    ErrorCode.PROTOCOL: (Exit.PROTOCOL, "a frame out of order or malformed, or a version mismatch"),
+    ErrorCode.PATH: (Exit.PROTOCOL, "a path refused: outside the root, a symlink, a type clash"),
+    ErrorCode.LIMIT: (Exit.PROTOCOL, "a limit hit: sessions, streams, manifest entries"),
+    ErrorCode.IO: (Exit.REMOTE_IO, "the receiver could not write or read back its files"),
+    ErrorCode.NO_SPACE: (Exit.REMOTE_IO, "the receiver's disk is full"),
+    ErrorCode.VERIFY: (Exit.INCOMPLETE, "files did not verify (re-run to complete them)"),
+    ErrorCode.TIMEOUT: (Exit.NETWORK, "the peer went silent longer than its stall timeout"),
+    ErrorCode.INTERNAL: (Exit.INTERNAL, "a bug on the peer's side"),
+}
+"""Each ERROR code's exit status and meaning; a code not listed (a newer peer's) exits
+:attr:`Exit.PROTOCOL`."""
+
+
+def exit_for(code: str) -> Exit:
+    """The exit status of an ERROR code (:data:`ERRORS`; unknown codes: ``PROTOCOL``)."""
+    try:
+        return ERRORS[ErrorCode(code)][0]
+    except ValueError:
+        return Exit.PROTOCOL
+
+
 class XferError(Exception):
     """An error ending a transfer, with its exit code."""
 
@@ -45,18 +87,6 @@ class RemoteError(XferError):
     """The peer reported an error (ERROR frame) or we report one to the peer; ``code`` is the
     protocol's ErrorCode value."""
 
-    _EXITS = {
-        "auth": Exit.AUTH,
-        "protocol": Exit.PROTOCOL,
-        "path": Exit.PROTOCOL,
-        "limit": Exit.PROTOCOL,
-        "io": Exit.REMOTE_IO,
-        "no_space": Exit.REMOTE_IO,
-        "verify": Exit.INCOMPLETE,
-        "timeout": Exit.NETWORK,
-        "internal": Exit.INTERNAL,
-    }
-
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message, self._EXITS.get(str(code), Exit.PROTOCOL))
+        super().__init__(message, exit_for(code))
         self.code = str(code)

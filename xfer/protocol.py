@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from xfer.errors import ErrorCode as ErrorCode  # re-exported; the vocabulary is xfer.errors
+
 VERSION = 1
 """Protocol version exchanged in HELLO; peers with another major version are refused."""
 
@@ -77,20 +79,6 @@ class BlockKind(enum.IntEnum):
 
     BLOCK = 1
     END = 2
-
-
-class ErrorCode(enum.StrEnum):
-    """Stable error codes carried in ERROR frames (also used for exit codes)."""
-
-    AUTH = "auth"
-    PROTOCOL = "protocol"
-    PATH = "path"
-    IO = "io"
-    NO_SPACE = "no_space"
-    LIMIT = "limit"
-    INTERNAL = "internal"
-    VERIFY = "verify"
-    TIMEOUT = "timeout"
 
 
 # --------------------------------------------------------------------------- control frames

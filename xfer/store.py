@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from xfer.errors import ErrorCode
 from xfer.manifest import DIR, STATE_DIR, Entry
 
 JOURNAL_RECORD = struct.Struct("!QIQ")
@@ -36,17 +37,17 @@ PARTIAL_DIR = f"{STATE_DIR}/partial"
 
 
 class StoreError(Exception):
-    """A receiver-side filesystem failure; ``code`` is a protocol ErrorCode value."""
+    """A receiver-side filesystem failure, with the ERROR code it is reported under."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
 
 
 def _io_error(exc: OSError, what: str) -> StoreError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return StoreError("no_space", f"receiver disk full while {what}")
-    return StoreError("io", f"receiver I/O error while {what}: {exc.strerror or exc}")
+        return StoreError(ErrorCode.NO_SPACE, f"receiver disk full while {what}")
+    return StoreError(ErrorCode.IO, f"receiver I/O error while {what}: {exc.strerror or exc}")
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Store:
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                         raise StoreError(
-                            "path",
+                            ErrorCode.PATH,
                             f"refused {relpath!r}: {part!r} is a symlink or not a "
                             "directory inside the receiver's root",
                         ) from None
@@ -150,12 +151,14 @@ class Store:
             return
         if st.S_ISLNK(s.st_mode) and not leaf:
             raise StoreError(
-                "path", f"refused {whole!r}: {rel!r} is a symlink in the receiver's root"
+                ErrorCode.PATH, f"refused {whole!r}: {rel!r} is a symlink in the receiver's root"
             )
         if not leaf and not st.S_ISDIR(s.st_mode):
-            raise StoreError("path", f"refused {whole!r}: {rel!r} exists and is not a directory")
+            raise StoreError(
+                ErrorCode.PATH, f"refused {whole!r}: {rel!r} exists and is not a directory"
+            )
         if leaf and st.S_ISDIR(s.st_mode):
-            raise StoreError("path", f"refused {whole!r}: a directory of that name exists")
+            raise StoreError(ErrorCode.PATH, f"refused {whole!r}: a directory of that name exists")
 
     # -------------------------------------------------------------------- preparing
 
@@ -262,7 +265,7 @@ class Store:
         partial any more: FileNotFoundError, which the data path treats as a late duplicate."""
         key = self.key(entry)
         if self._closed:
-            raise StoreError("io", f"session ended while writing {entry.path!r}")
+            raise StoreError(ErrorCode.IO, f"session ended while writing {entry.path!r}")
         if key in self._finished:
             raise FileNotFoundError(f"{entry.path!r} is already complete")
         p = self._open.get(key)
