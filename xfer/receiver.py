@@ -21,6 +21,7 @@ from typing import Any
 
 import xxhash
 
+from xfer.addr import split_hostport as split_hostport  # re-exported (was defined here)
 from xfer.channel import Channel, PeerClosed, Stalled, recv_exact, set_timeouts
 from xfer.config import ENCRYPTION, is_loopback
 from xfer.crypto import (
@@ -110,14 +111,6 @@ class ReceiverConfig:
                 f"refusing to listen on {host} without a token: give --token-file or "
                 "XFER_TOKEN, or --insecure to allow unauthenticated transfers"
             )
-
-
-def split_hostport(s: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[v6]:PORT`` too) to a tuple."""
-    host, sep, port = s.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"expected HOST:PORT, got {s!r}")
-    return host.strip("[]") or "0.0.0.0", int(port)
 
 
 @dataclass

@@ -29,6 +29,7 @@ import xxhash
 from policy.base import ControllerConfig, make_controller
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
+from xfer.addr import split_hostport
 from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
 from xfer.crypto import (
@@ -58,7 +59,6 @@ from xfer.protocol import (
     need,
     proof,
 )
-from xfer.receiver import split_hostport
 from xfer.session import (
     SENDER_TABLE,
     Block,
