@@ -89,14 +89,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return name.strip().lower(), args.strip()
 
 
-def make_controller(spec: str, config: ControllerConfig | None = None) -> Controller:
-    """Build the controller named by ``spec`` (``NAME[:ARGS]``).
-
-    Raises ``ValueError`` with the list of known names when ``NAME`` is unknown, and whatever
-    the controller raises (also ``ValueError``) when its ARGS are bad.
-    """
-    name, args = parse_spec(spec)
-    cfg = config or ControllerConfig()
+def _factory(name: str) -> Factory:
     factory = _REGISTRY.get(name)
     if factory is None:
         target = _BUILTIN.get(name)
@@ -104,4 +97,30 @@ def make_controller(spec: str, config: ControllerConfig | None = None) -> Contro
             raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(available())}")
         module, _, attr = target.partition(":")
         factory = getattr(importlib.import_module(module), attr)
-    return factory(args, cfg)
+    return factory
+
+
+def make_controller(spec: str, config: ControllerConfig | None = None) -> Controller:
+    """Build the controller named by ``spec`` (``NAME[:ARGS]``).
+
+    Raises ``ValueError`` with the list of known names when ``NAME`` is unknown, and whatever
+    the controller raises (also ``ValueError``) when its ARGS are bad.
+    """
+    name, args = parse_spec(spec)
+    return _factory(name)(args, config or ControllerConfig())
+
+
+def check_spec(spec: str, config: ControllerConfig | None = None) -> None:
+    """Raise ``ValueError`` if ``spec`` would not build a controller, without keeping one.
+
+    A controller whose factory has a ``check(args, config)`` (``ppo``: the checkpoint is read
+    and checked, the network is not built) is checked by it; cheap ones are built and dropped.
+    """
+    name, args = parse_spec(spec)
+    factory = _factory(name)
+    cfg = config or ControllerConfig()
+    check = getattr(factory, "check", None)
+    if check is not None:
+        check(args, cfg)
+    else:
+        factory(args, cfg)

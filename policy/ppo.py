@@ -177,8 +177,8 @@ def _plain(x: Any) -> Any:
     return str(x)
 
 
-def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
-    """Rebuild the exact network of a checkpoint; return it (in eval mode) and the dict."""
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint's dict, checked (format, actions) but without building its network."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"ppo: checkpoint {str(p)!r} not found")
@@ -191,6 +191,12 @@ def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
         raise ValueError(f"ppo: {str(p)!r} is not an {FORMAT} checkpoint (format {got!r})")
     if list(ckpt["actions"]) != list(ACTIONS):
         raise ValueError(f"ppo: checkpoint actions {ckpt['actions']} differ from {list(ACTIONS)}")
+    return ckpt
+
+
+def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
+    """Rebuild the exact network of a checkpoint; return it (in eval mode) and the dict."""
+    ckpt = read_checkpoint(path)
     net = ActorCritic(ckpt["arch"])
     net.load_state_dict(ckpt["state_dict"])
     net.eval()
@@ -201,6 +207,12 @@ class PPOController:
     """``ppo[:CHECKPOINT]``: the learned policy, deterministic (argmax) actions."""
 
     name = "ppo"
+
+    @staticmethod
+    def check(args: str, config: ControllerConfig) -> None:
+        """Raise ``ValueError`` if the checkpoint ``args`` names is missing or not a policy
+        (:func:`policy.base.check_spec`; the network is not built)."""
+        read_checkpoint(Path(args) if args else DEFAULT_CHECKPOINT)
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         torch.set_num_threads(1)

@@ -320,9 +320,9 @@ def send_cmd(
             stall_timeout=stall_timeout,
             meta=dict(m.split("=", 1) for m in meta if "=" in m),
         )
-        from policy.base import ControllerConfig, make_controller
+        from policy.base import ControllerConfig, check_spec
 
-        make_controller(cfg.policy_spec, ControllerConfig(min_streams, max_streams, streams, mi))
+        check_spec(cfg.policy_spec, ControllerConfig(min_streams, max_streams, streams, mi))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     show = not (quiet or as_json or json_stream) and sys.stderr.isatty()

@@ -105,6 +105,33 @@ def test_bad_checkpoints_say_what_is_wrong(tmp_path: Path) -> None:
         ActorCritic(arch)
 
 
+def test_check_spec_reads_the_checkpoint_without_building_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policy import ppo
+    from policy.base import check_spec
+
+    good = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (8,)))
+    bad = tmp_path / "bad.pt"
+    torch.save({"format": "something-else"}, str(bad))
+
+    def no_network(arch: dict) -> None:
+        raise AssertionError("check_spec built a network")
+
+    monkeypatch.setattr(ppo, "ActorCritic", no_network)
+    check_spec(f"ppo:{good}")
+    with pytest.raises(ValueError, match="not found"):
+        check_spec(f"ppo:{tmp_path / 'missing.pt'}")
+    with pytest.raises(ValueError, match="not an xfer-ppo/1 checkpoint"):
+        check_spec(f"ppo:{bad}")
+    with pytest.raises(ValueError, match="unknown policy 'warp'"):
+        check_spec("warp")
+    with pytest.raises(ValueError, match="fixed:N needs N >= 1"):
+        check_spec("fixed:0")
+    with pytest.raises(ValueError, match="stdin: timeout must be > 0"):
+        check_spec("stdin:timeout=0")
+
+
 @pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
 def test_shipped_default_loads_and_is_small() -> None:
     assert DEFAULT_CHECKPOINT.stat().st_size < 5 * 1024 * 1024
