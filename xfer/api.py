@@ -55,10 +55,13 @@ async def send_async(
                 drain=bool(rec.get("drain")),
             )
         if callback is not None:
+            if not cfg.mem:  # the sender's catalog: nobody scans the tree again for a total
+                rec["bytes_total"] = sender.catalog.total_bytes
             callback(rec)
 
+    sender = Sender(cfg, record)
     try:
-        return await Sender(cfg, record).run()
+        return await sender.run()
     finally:
         if runlog is not None:
             runlog.close()

@@ -23,13 +23,9 @@ class Progress:
     """One progress bar for a transfer, updated once per MI."""
 
     def __init__(self, cfg: SenderConfig) -> None:
-        self.total: int | None = None
-        if cfg.mem:
-            self.total = cfg.mem_size
-        else:
-            from xfer.manifest import scan
-
-            self.total = scan(cfg.paths, cfg.dest).total_bytes
+        self.total: int | None = cfg.mem_size if cfg.mem else None
+        """Bytes to move: the memory size, or for files the sender catalog's ``bytes_total``
+        (from the first interval record on; the tree is not scanned a second time)."""
         self._p = RichProgress(
             TextColumn("[bold]xfer"),
             BarColumn(),
@@ -57,4 +53,6 @@ class Progress:
             f"loss {'?' if loss is None else f'{loss * 100:.3f}%'}  "
             f"rtt {'?' if rtt is None else f'{rtt:.1f} ms'}"
         )
-        self._p.update(self._task, completed=rec.get("bytes_done", 0), info=info)
+        if self.total is None and rec.get("bytes_total") is not None:
+            self.total = int(rec["bytes_total"])
+        self._p.update(self._task, total=self.total, completed=rec.get("bytes_done", 0), info=info)

@@ -131,6 +131,18 @@ def test_send_tree_json_and_log(tmp_path, recv) -> None:
     assert log.exists()
 
 
+def test_tree_intervals_carry_the_catalog_total(tmp_path, recv) -> None:
+    from .conftest import make_tree
+
+    address, _ = recv
+    src = make_tree(str(tmp_path / "tree"))
+    r = xfer("send", src, address, "--mi", "0.1", "--stream-rate", "20Mbit", "--json-stream")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    intervals, end = lines[:-1], lines[-1]
+    assert intervals and all(i["bytes_total"] == end["bytes"] > 0 for i in intervals)
+
+
 def test_exit_codes(tmp_path) -> None:
     r = xfer("send", str(tmp_path), "127.0.0.1:1", "--json")  # nobody listens there
     assert r.returncode == 3 and "connection" in json.loads(r.stdout)["error"]
