@@ -551,16 +551,9 @@ class Simulator:
         queue by ``b (1 + buffer) / buffer`` of it per flow backing off, up to two flows at
         once (drop-tail synchronises a pair); it refills linearly in a cycle. The RTT of an
         MI follows the queue; its mean is kept at :func:`steady`'s where the queue can hold
-        it. Throughput is left smooth (below).
-
-        Testbed, fast-3g-10ms and wan-1g-50ms at fixed N: the fraction of MIs with loss is
-        0.00-0.15 with 1-2 streams, 0.30 with 4, 0.56-0.85 with 8, 0.89-0.93 with 16 (this
-        model: 0.06-0.18, 0.32-0.55, 0.61-0.95, 0.91-1.00); with 1-2 streams the MI after a
-        loss event has an RTT ratio of 1.04-1.16 where the mean is 1.1-1.2 (model: 1.08-1.10;
-        ``docs/learning.md``). The testbed's throughput also dips after an event with 1-2
-        streams (0.75-0.96 of the median); modelling that too made the retrained policy add
-        more streams on the testbed (fast-3g-10ms 0.848 against 0.920 without it), so it is
-        left out. BBR and unsaturated links keep :func:`steady`'s smooth values."""
+        it. Throughput is left smooth; BBR and unsaturated links keep :func:`steady`'s values.
+        How this compares with the testbed, and why the throughput dip is not modelled:
+        docs/learning.md (Calibration, the sawtooth)."""
         p, mi = self.params, self.cfg.mi_s
         m = p.comp_streams * self.comp_on
         n_tot = n + m

@@ -183,7 +183,7 @@ def evaluate_checkpoint(
 
 
 def format_table(result: dict[str, Any]) -> str:
-    """A plain-text table of an evaluation result (also pasted into docs/learning.md)."""
+    """A plain-text table of an evaluation result."""
     lines = [
         f"{'network':32} {'U/U*best':>8} {'bestN':>5} {'final N':>7} {'t->N*':>5} {'t_opt':>5} {'Mbit/s':>8}",
     ]

@@ -83,9 +83,8 @@ class SenderConfig:
     redundancy: bool = False
     """Hedge: when a stream's ACKs stop for longer than its RTO-like timeout (srtt + 4 rttvar,
     learned from the kernel's RTT), re-send its blocks on other streams (EdAR-style; the
-    receiver drops duplicates by offset). Off by default: on handoff-2path, kernel MPTCP's own
-    re-injection kept outages at 93 % of the surviving path with a 0.5 s longest stall, hedging
-    at 89-90 % with 1.25 s (docs/mptcp.md)."""
+    receiver drops duplicates by offset). Off by default; the measurement that decided it is in
+    docs/mptcp.md (hedging)."""
     encryption: str = "auto"
     """AES-256-GCM on every data block and control frame: ``on``, ``off``, or ``auto`` (on
     unless the receiver's address is loopback)."""
