@@ -205,30 +205,47 @@ def test_no_module_level_import_cycle() -> None:
 # ------------------------------------------------------------------------------ the checker
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+def _tree(tmp_path: Path, spec: str) -> Path:
+    """A synthetic tree of our packages: one ``path: source`` per line (``\\n`` for newlines)."""
     for pkg in ALLOWED:
-        (tmp_path / pkg).mkdir(exist_ok=True)
+        (tmp_path / pkg).mkdir()
         (tmp_path / pkg / "__init__.py").touch()
+    for line in filter(None, (x.strip() for x in spec.splitlines())):
+        rel, _, text = line.partition(": ")
+        (tmp_path / rel).write_text(text.replace("\\n", "\n") + "\n")
     return tmp_path
 
 
+WRONG_WAY = """
+xfer/engine.py: from lab.metrics import summarize
+lab/metrics.py: from xfer import engine\\ndef summarize(): ...
+policy/base.py: def f():\\n    import xfer.engine
+testbeds/run.py: from typing import TYPE_CHECKING\\nif TYPE_CHECKING:\\n    from train import sim
+train/sim.py: from ..lab import metrics\\nfrom policy import base
+"""
+"""An eager, a lazy and a type-only import pointing the wrong way; relative imports resolved."""
+
+CLI = """
+xfer/cli.py: import policy.base\\ndef run():\\n    from train import sim
+xfer/cli_extra.py: from lab import report
+lab/report.py: x = 1
+train/sim.py: x = 1
+"""
+
+CYCLES = """
+lab/a.py: from lab import b
+lab/b.py: from . import c
+lab/c.py: import lab.a
+lab/d.py: def f():\\n    from lab import e
+lab/e.py: from lab import d
+lab/f.py: from typing import TYPE_CHECKING\\nif TYPE_CHECKING:\\n    from lab import g
+lab/g.py: from lab import f
+"""
+"""A module-level cycle a -> b -> c -> a; d/e (lazy) and f/g (type-only) are not cycles."""
+
+
 def test_checker_flags_an_arrow_pointing_the_wrong_way(tmp_path: Path) -> None:
-    root = _tree(
-        tmp_path,
-        {
-            "xfer/engine.py": "from lab.metrics import summarize\n",
-            "lab/metrics.py": "from xfer import engine\n\ndef summarize(): ...\n",
-            "policy/base.py": "def f():\n    import xfer.engine\n",  # lazy still counts
-            "testbeds/run.py": "from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n    from train import sim\n",
-            "train/sim.py": "from ..lab import metrics\nfrom policy import base\n",
-        },
-    )
-    bad = direction_violations(root)
+    bad = direction_violations(_tree(tmp_path, WRONG_WAY))
     assert len(bad) == 3, bad
     assert any("xfer/engine.py:1: xfer.engine -> lab.metrics" in b for b in bad)
     assert any("policy.base -> xfer.engine" in b and "nothing of ours" in b for b in bad)
@@ -236,31 +253,10 @@ def test_checker_flags_an_arrow_pointing_the_wrong_way(tmp_path: Path) -> None:
 
 
 def test_checker_lets_the_cli_import_anything_lazily_only(tmp_path: Path) -> None:
-    root = _tree(
-        tmp_path,
-        {
-            "xfer/cli.py": "import policy.base\n\ndef run():\n    from train import sim\n",
-            "xfer/cli_extra.py": "from lab import report\n",
-            "lab/report.py": "",
-            "train/sim.py": "",
-        },
-    )
-    assert direction_violations(root) == [
+    assert direction_violations(_tree(tmp_path, CLI)) == [
         "xfer/cli_extra.py:1: xfer.cli_extra -> lab.report (xfer may import only ['policy'])"
     ]
 
 
 def test_checker_finds_module_level_cycles_only(tmp_path: Path) -> None:
-    root = _tree(
-        tmp_path,
-        {
-            "lab/a.py": "from lab import b\n",
-            "lab/b.py": "from . import c\n",
-            "lab/c.py": "import lab.a\n",
-            "lab/d.py": "def f():\n    from lab import e\n",  # lazy: no cycle
-            "lab/e.py": "from lab import d\n",
-            "lab/f.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lab import g\n",
-            "lab/g.py": "from lab import f\n",
-        },
-    )
-    assert module_cycles(root, list(ALLOWED)) == [["lab.a", "lab.b", "lab.c"]]
+    assert module_cycles(_tree(tmp_path, CYCLES), list(ALLOWED)) == [["lab.a", "lab.b", "lab.c"]]
