@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xfer import units
-from xfer.tomlconf import Table, read_toml
+from xfer import tomlconf
+from xfer.tomlconf import Table, config_path, read_named
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "experiments"
 DATA_KINDS = ("mem", "tree")
@@ -160,20 +160,6 @@ class Experiment:
 _POLICY_RE = re.compile(r"^[a-z][a-z0-9_]*(:.*)?$")
 
 
-def _rate(value: Any, where: str) -> float:
-    try:
-        return units.parse_rate(value)
-    except ValueError as exc:
-        raise ExperimentError(f"{where}: {exc}") from None
-
-
-def _size(value: Any, where: str) -> int:
-    try:
-        return units.parse_size(value)
-    except ValueError as exc:
-        raise ExperimentError(f"{where}: {exc}") from None
-
-
 def _check_policy(spec: str, where: str) -> str:
     if not isinstance(spec, str) or not _POLICY_RE.match(spec.strip().lower()):
         raise ExperimentError(f"{where}: {spec!r} is not a policy spec NAME[:ARGS] (e.g. fixed:20)")
@@ -224,7 +210,7 @@ def _parse_data(data: Any, where: str) -> DataSpec:
     t.done()
     if kind not in DATA_KINDS:
         raise ExperimentError(f"{where}: kind {kind!r} is not one of {', '.join(DATA_KINDS)}")
-    size = None if size_raw is None else _size(size_raw, f"{where}.size")
+    size = None if size_raw is None else tomlconf.size(size_raw, f"{where}.size", ExperimentError)
     if kind == "tree" and size is None:
         raise ExperimentError(f"{where}: a generated tree needs a size (e.g. size = '2GB')")
     return DataSpec(kind, size)
@@ -287,7 +273,9 @@ def parse_experiment(data: dict[str, Any], source: str, default_name: str) -> Ex
         policies=policies,
         repetitions=reps,
         duration_s=duration,
-        stream_rate_bps=None if rate_raw is None else _rate(rate_raw, f"{source}: stream_rate"),
+        stream_rate_bps=None
+        if rate_raw is None
+        else tomlconf.rate(rate_raw, f"{source}: stream_rate", ExperimentError),
         cc=cc,
         min_streams=lo,
         max_streams=hi,
@@ -304,19 +292,10 @@ def parse_experiment(data: dict[str, Any], source: str, default_name: str) -> Ex
 
 def experiment_path(name_or_path: str | Path) -> Path:
     """Resolve an experiment name (``configs/experiments/NAME.toml``) or a file path."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
-        return p
-    return CONFIG_DIR / f"{name_or_path}.toml"
+    return config_path(name_or_path, CONFIG_DIR)
 
 
 def load_experiment(name_or_path: str | Path) -> Experiment:
     """Load and validate an experiment by name or path; raises :class:`ExperimentError`."""
-    path = experiment_path(name_or_path)
-
-    def not_found() -> str:
-        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))) or "none"
-        return f"no experiment {str(name_or_path)!r} ({path} not found; known: {known})"
-
-    data = read_toml(path, ExperimentError, not_found)
+    data, path = read_named(name_or_path, CONFIG_DIR, "experiment", ExperimentError)
     return parse_experiment(data, str(path), path.stem)

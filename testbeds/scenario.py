@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xfer import units
-from xfer.tomlconf import Table, read_toml
+from xfer import tomlconf
+from xfer.tomlconf import Table, config_path, read_named
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "testbeds"
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
@@ -174,18 +174,12 @@ _BDP_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*bdp\s*$", re.I)
 
 def parse_rate(value: Any, where: str) -> float:
     """'1gbit', '500Mbit/s', '2.5G' or a number of bit/s -> bit/s."""
-    try:
-        return units.parse_rate(value)
-    except ValueError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+    return tomlconf.rate(value, where, ScenarioError)
 
 
 def parse_size(value: Any, where: str) -> int:
     """'4MB', '256KiB' or a number of bytes -> bytes."""
-    try:
-        return units.parse_size(value)
-    except ValueError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+    return tomlconf.size(value, where, ScenarioError)
 
 
 def _parse_loss(t: Table) -> float:
@@ -352,10 +346,7 @@ def parse_scenario(data: dict[str, Any], source: str, default_name: str) -> Scen
 
 def scenario_path(name_or_path: str | Path) -> Path:
     """Resolve a scenario name (``configs/testbeds/NAME.toml``) or a file path."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
-        return p
-    return CONFIG_DIR / f"{name_or_path}.toml"
+    return config_path(name_or_path, CONFIG_DIR)
 
 
 def list_scenarios() -> list[str]:
@@ -365,11 +356,5 @@ def list_scenarios() -> list[str]:
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """Load and validate a scenario by name or path; raises :class:`ScenarioError`."""
-    path = scenario_path(name_or_path)
-
-    def not_found() -> str:
-        known = ", ".join(list_scenarios()) or "none"
-        return f"no scenario {str(name_or_path)!r} ({path} not found; known: {known})"
-
-    data = read_toml(path, ScenarioError, not_found)
+    data, path = read_named(name_or_path, CONFIG_DIR, "scenario", ScenarioError)
     return parse_scenario(data, str(path), path.stem)

@@ -4,15 +4,17 @@ Testbed scenarios and suites (``testbeds/``), experiments (``lab/``), campaigns
 (``testbeds/campaign/``) and training configs (``train/``) all read TOML here:
 
 - :func:`read_toml`: the file, or a clear error (missing file, invalid TOML) naming it;
+  :func:`read_named` for a config given by name or path (a missing one lists the known names);
 - :class:`Table`: a table read field by field with typed getters; :meth:`Table.done` refuses the
   keys nobody asked for (a typo is an error, never silently ignored);
+- :func:`rate`, :func:`size`: quantities with units (``xfer.units``), errors naming the key;
 - :func:`build`: a dataclass built from a table, each value checked against the field's
   annotation (``str``, ``int``, ``float``, ``bool``, ``X | None``, ``tuple[T, ...]``,
   ``tuple[T, T]``), unknown and missing keys refused.
 
 Every error is raised as the caller's error class (``ScenarioError``, ``ExperimentError``, ...)
 and names ``where``: the file and the table (``fig1.toml: [transfers]``). It imports nothing of
-ours, so every layer may use it.
+ours but :mod:`xfer.units`, so every layer may use it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from xfer import units
 
 UNKNOWN_FIELDS = "{where}: unknown field(s) {names}"
 """Default message for unknown keys; ``build``'s callers may word it their way with the fields
@@ -48,6 +52,29 @@ def read_toml(
         raise error(f"{p}: not valid TOML: {exc}") from None
 
 
+def config_path(name_or_path: str | Path, config_dir: Path) -> Path:
+    """A path as given (it ends in ``.toml`` or exists), else ``config_dir/NAME.toml``."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        return p
+    return config_dir / f"{name_or_path}.toml"
+
+
+def read_named(
+    name_or_path: str | Path, config_dir: Path, kind: str, error: type[Exception]
+) -> tuple[Any, Path]:
+    """Read a config given by name (``config_dir/NAME.toml``) or path; return the document and
+    its path. A missing one is an error listing the known names (``no scenario 'x' (...
+    not found; known: a, b)``)."""
+    path = config_path(name_or_path, config_dir)
+
+    def not_found() -> str:
+        known = ", ".join(sorted(p.stem for p in config_dir.glob("*.toml"))) or "none"
+        return f"no {kind} {str(name_or_path)!r} ({path} not found; known: {known})"
+
+    return read_toml(path, error, not_found), path
+
+
 def check_unknown(
     data: Mapping[str, Any],
     allowed: Any,
@@ -67,6 +94,24 @@ def check_unknown(
                 allowed=", ".join(sorted(allowed)),
             )
         )
+
+
+def rate(value: Any, where: str, error: type[Exception]) -> float:
+    """``'1gbit'``, ``'500Mbit/s'``, ``'2.5G'`` or bit/s (:func:`xfer.units.parse_rate`), or
+    ``error`` naming ``where``."""
+    try:
+        return units.parse_rate(value)
+    except ValueError as exc:
+        raise error(f"{where}: {exc}") from None
+
+
+def size(value: Any, where: str, error: type[Exception]) -> int:
+    """``'4MB'``, ``'256KiB'`` or bytes (:func:`xfer.units.parse_size`), or ``error`` naming
+    ``where``."""
+    try:
+        return units.parse_size(value)
+    except ValueError as exc:
+        raise error(f"{where}: {exc}") from None
 
 
 class Table:
