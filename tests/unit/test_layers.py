@@ -202,6 +202,20 @@ def test_no_module_level_import_cycle() -> None:
     assert module_cycles(ROOT, list(ALLOWED)) == []
 
 
+def test_every_lazy_command_points_at_a_command_that_exists() -> None:
+    from xfer.cli import COMMANDS
+
+    mods = modules(ROOT, list(ALLOWED))
+    for name, (target, _) in COMMANDS.items():
+        module, _, attr = target.partition(":")
+        assert module in mods, f"xfer {name}: no module {module}"
+        tree = ast.parse(mods[module].read_text())
+        defined = {
+            n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        assert attr in defined, f"xfer {name}: {module} defines no {attr}"
+
+
 # ------------------------------------------------------------------------------ the checker
 
 
