@@ -9,32 +9,24 @@ ones and for memory mode), repeat. A stream that dies has its unconfirmed blocks
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
-import mmap
 import os
 import secrets
 import socket
-import struct
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
-
-import xxhash
 
 from policy.base import ControllerConfig, make_controller
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.addr import split_hostport
-from xfer.channel import Channel, PeerClosed, Stalled, send_all, set_timeouts
+from xfer.channel import Channel, PeerClosed
 from xfer.config import SenderConfig
 from xfer.crypto import (
     CIPHER,
-    BlockSealer,
     FrameOpener,
     FrameSealer,
     KeyExchange,
@@ -45,23 +37,19 @@ from xfer.decider import Decider
 from xfer.errors import Exit, RemoteError, XferError
 from xfer.manifest import FILE, Entry, ScanResult, scan
 from xfer.monitor import Monitor
+from xfer.pool import COPY_AGE_S, StreamPool
 from xfer.protocol import (
-    DATA_OK,
-    END_HEADER,
     VERSION,
     Msg,
     ProtocolError,
-    block_header,
     check_proof,
     data_secret,
-    encode,
     int_list,
     need,
     proof,
 )
 from xfer.session import (
     SENDER_TABLE,
-    Block,
     BlockScheduler,
     BlockSizing,
     Machine,
@@ -70,425 +58,9 @@ from xfer.session import (
     mem_extents,
     needed_bytes,
 )
-from xfer.transport import SocketOptions, Transport, make_transport
+from xfer.sources import FileSource, MemSource, mmap_digest
 
 log = logging.getLogger("xfer.sender")
-
-MEM_CHUNK = 256 << 10
-"""Random bytes that memory mode repeats to fill each block (small enough to stay in cache)."""
-SMALL_BLOCK = 1 << 20
-"""Blocks up to this size are read and sent with one sendall (header + data) instead of sendfile."""
-SEND_CHUNK = 1 << 20
-"""Larger blocks go out in pieces of this size, so a stream can abandon a block that another
-stream's copy has delivered (endgame)."""
-
-COPY_AGE_S = 0.2
-"""The endgame copies a block only once it has been unconfirmed for this long (or 2 RTTs if
-longer): healthy streams confirm within a few RTTs plus the receiver's 10 ms ack cycle, so on
-a clean path nothing is sent twice."""
-
-UNSENT_S = 0.05
-"""With the endgame, a stream keeps about this many seconds of its rate (128 KiB..16 MiB)
-unsent in its socket buffer (TCP_NOTSENT_LOWAT): enough to cover a thread's wake-up, while
-blocks stay unbound to a stream until shortly before they go out (a stream whose rate
-collapses then holds little)."""
-MIN_UNSENT = 128 << 10
-TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)
-
-Abandon = Callable[[int], bool]
-"""Asked between pieces of a block with the payload bytes sent so far: True to give it up."""
-
-
-class Abandoned(Exception):
-    """A stream gave up a block that was confirmed through another stream (endgame)."""
-
-
-def _never(_sent: int) -> bool:
-    return False
-
-
-# ------------------------------------------------------------------------ data sources
-
-
-class FileSource:
-    """Reads blocks of the manifest's files for one stream thread (keeps one file open)."""
-
-    def __init__(self, entries: list[Entry]) -> None:
-        self.entries = entries
-        self._fid = -1
-        self._fd = -1
-
-    def fd(self, fid: int) -> int:
-        if fid != self._fid:
-            self.close()
-            try:
-                self._fd = os.open(self.entries[fid].source, os.O_RDONLY)
-            except OSError as exc:
-                raise XferError(
-                    f"cannot read {self.entries[fid].source}: {exc.strerror}", Exit.LOCAL_IO
-                ) from None
-            self._fid = fid
-        return self._fd
-
-    def send(
-        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
-    ) -> None:
-        fd = self.fd(blk.file_id)
-        if blk.length <= SMALL_BLOCK:
-            data = os.pread(fd, blk.length, blk.offset)
-            if len(data) != blk.length:
-                raise XferError(
-                    f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
-                )
-            digest = xxhash.xxh3_64_intdigest(data) if checksum else 0
-            send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest) + data)
-            return
-        digest = _mmap_digest(fd, blk.offset, blk.length) if checksum else 0
-        send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest), socket.MSG_MORE)
-        for sent in range(0, blk.length, SEND_CHUNK):
-            if sent and abandon(sent):
-                raise Abandoned
-            _sendfile(sock, fd, blk.offset + sent, min(SEND_CHUNK, blk.length - sent))
-
-    def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
-        """Read the block into ``buf`` (the encrypted path: no sendfile)."""
-        n = os.preadv(self.fd(blk.file_id), [buf], blk.offset)
-        if n != blk.length:
-            raise XferError(
-                f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
-            )
-        return buf
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-        self._fd, self._fid = -1, -1
-
-
-def _mmap_digest(fd: int, offset: int, length: int) -> int:
-    start = offset - offset % mmap.ALLOCATIONGRANULARITY
-    size = length + offset - start
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # one fault-in, not per page
-    with (
-        mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ, offset=start) as mm,
-        memoryview(mm) as mv,
-    ):
-        return xxhash.xxh3_64_intdigest(mv[offset - start :])
-
-
-def _sendfile(sock: socket.socket, fd: int, offset: int, length: int) -> None:
-    out = sock.fileno()
-    while length > 0:
-        try:
-            n = os.sendfile(out, fd, offset, length)
-        except BlockingIOError:
-            raise Stalled("no send progress within the stall timeout") from None
-        if n == 0:
-            raise XferError("source file shrank while being sent", Exit.LOCAL_IO)
-        offset += n
-        length -= n
-
-
-class MemSource:
-    """Memory mode, as iperf3 does it: every block is one cache-hot random chunk repeated,
-    sent with its header in one ``sendmsg``; the digest is computed once per block length.
-    One instance is shared by every stream (read-only once built)."""
-
-    def __init__(self) -> None:
-        self.chunk = memoryview(os.urandom(MEM_CHUNK))
-        self._digest: dict[int, int] = {}
-        self._flat = memoryview(b"")
-
-    def iov(self, length: int) -> list[memoryview]:
-        full, rest = divmod(length, MEM_CHUNK)
-        return [self.chunk] * full + ([self.chunk[:rest]] if rest else [])
-
-    def digest(self, length: int) -> int:
-        d = self._digest.get(length)
-        if d is None:
-            h = xxhash.xxh3_64()
-            for part in self.iov(length):
-                h.update(part)
-            d = self._digest[length] = h.intdigest()
-        return d
-
-    def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
-        """The block's bytes for the encrypted path: a view of one contiguous copy of the
-        chunks, built once for the largest block (the sealer encrypts from it into ``buf``'s
-        buffer, so nothing is copied per block)."""
-        flat = self._flat
-        if len(flat) < blk.length:  # a new object: other streams keep the view they hold
-            flat = self._flat = memoryview(b"".join(self.iov(blk.length)))
-        return flat[: blk.length]
-
-    def send(
-        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
-    ) -> None:
-        digest = self.digest(blk.length) if checksum else 0
-        bufs = [memoryview(block_header(0, blk.offset, blk.length, digest)), *self.iov(blk.length)]
-        per = max(1, SEND_CHUNK // MEM_CHUNK)
-        for i in range(0, len(bufs), per):
-            if i and abandon((i - 1) * MEM_CHUNK):
-                raise Abandoned
-            send_vector(sock, bufs[i : i + per])
-
-    def close(self) -> None:
-        pass
-
-
-class SealedSource:
-    """The encrypted path: wraps a stream's source so that ``send`` reads the block's
-    plaintext into the sealer's buffer, seals it in place (AES-256-GCM, the header as
-    associated data) and sends header, ciphertext and tag (no sendfile). The header's digest
-    is 0: the receiver hashes what it opened. A block is sealed whole; it can still be
-    abandoned between pieces (the stream is then reset, as in clear)."""
-
-    def __init__(self, source: Any, sealer: BlockSealer) -> None:
-        self.source = source
-        self.sealer = sealer
-
-    def send(
-        self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
-    ) -> None:
-        header = block_header(blk.file_id, blk.offset, blk.length, 0)
-        plain = self.source.plaintext(blk, self.sealer.buffer(blk.length))
-        wire = self.sealer.seal(header, plain)
-        send_vector(sock, [memoryview(header), wire[:SEND_CHUNK]])
-        for sent in range(SEND_CHUNK, len(wire), SEND_CHUNK):
-            if abandon(sent):
-                raise Abandoned
-            send_all(sock, wire[sent : sent + SEND_CHUNK])
-
-    def close(self) -> None:
-        self.source.close()
-
-
-def send_vector(sock: socket.socket, bufs: list[memoryview]) -> None:
-    """``sendmsg`` every buffer, resuming after partial sends (blocking socket)."""
-    while bufs:
-        try:
-            n = sock.sendmsg(bufs)
-        except BlockingIOError:
-            raise Stalled("no send progress within the stall timeout") from None
-        while bufs and n >= len(bufs[0]):
-            n -= len(bufs[0])
-            bufs.pop(0)
-        if bufs and n:
-            bufs[0] = bufs[0][n:]
-
-
-# ------------------------------------------------------------------------- the pool
-
-
-@dataclass
-class StreamPool:
-    """Opens and closes data streams to reach the controller's target, while data flows."""
-
-    cfg: SenderConfig
-    sched: BlockScheduler
-    monitor: Monitor
-    session: str
-    secret: bytes
-    make_source: Callable[[], Any]
-    cond: threading.Condition = field(default_factory=threading.Condition)
-    threads: dict[int, threading.Thread] = field(default_factory=dict)
-    retiring: set[int] = field(default_factory=set)
-    next_id: int = 0
-    target: int = 1
-    streams_max: int = 0
-    stopping: bool = False
-    deaths: int = 0
-    error: BaseException | None = None
-    cc: str | None = None
-    """Congestion control for new streams (None: the system default)."""
-    sizing: BlockSizing | None = None
-    """Blocks sized to each stream's delivery rate (None: the scheduler's fixed size)."""
-    abandoned: int = 0
-    """Streams closed because they were still sending a block confirmed elsewhere."""
-    stream_cc: dict[int, str | None] = field(default_factory=dict)
-    transports: dict[str | None, Transport] = field(default_factory=dict)
-    keys: SessionKeys | None = None
-    """The session's keys when it is encrypted (each stream seals with its own key)."""
-
-    def transport(self, cc: str | None) -> Transport:
-        """The transport that opens streams with congestion control ``cc`` (one per name)."""
-        t = self.transports.get(cc)
-        if t is None:
-            rate = self.cfg.stream_rate_bps
-            opts = SocketOptions(congestion=cc, max_pacing_rate=int(rate / 8) if rate else None)
-            t = self.transports[cc] = make_transport(self.cfg.transport, opts)
-        return t
-
-    def recycle(self, k: int) -> None:
-        """Replace up to ``k`` streams running another congestion control than ``cc``."""
-        with self.cond:
-            old = [
-                s
-                for s in sorted(self.threads)
-                if s not in self.retiring and self.stream_cc.get(s) != self.cc
-            ][:k]
-            target = self.target
-        for sid in old:
-            with self.cond:
-                self.retiring.add(sid)
-            self.set_target(target)
-
-    @property
-    def active(self) -> int:
-        return len(self.threads) - len(self.retiring)
-
-    def set_target(self, n: int) -> None:
-        with self.cond:
-            if self.stopping:
-                return
-            self.target = n
-            while self.active < n:
-                sid = self.next_id
-                self.next_id += 1
-                t = threading.Thread(
-                    target=self._run, args=(sid,), daemon=True, name=f"xfer-tx-{sid}"
-                )
-                self.threads[sid] = t
-                self.stream_cc[sid] = self.cc
-                t.start()
-            live = sorted(s for s in self.threads if s not in self.retiring)
-            for sid in live[n:]:
-                self.retiring.add(sid)
-            self.streams_max = max(self.streams_max, self.active)
-            self.cond.notify_all()
-
-    def stop(self) -> None:
-        with self.cond:
-            self.stopping = True
-            self.cond.notify_all()
-
-    def join(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        for t in list(self.threads.values()):
-            t.join(max(0.0, deadline - time.monotonic()))
-
-    def _next(self, sid: int, rate: float | None) -> Block | None:
-        with self.cond:
-            while True:
-                if self.stopping or sid in self.retiring:
-                    return None
-                size = None
-                if rate:
-                    self.sched.rates[sid] = rate
-                if self.sizing is not None:
-                    size = self.sizing.size(rate, self.sched.remaining, self.active)
-                blk = self.sched.next(sid, size, time.monotonic())
-                if blk is not None:
-                    return blk
-                if self.sched.done:
-                    return None
-                self.cond.wait(0.05)
-
-    def _abandon(self, blk: Block, started: float) -> Abandon:
-        """Endgame: give up ``blk`` once it is confirmed through another stream, unless the
-        rest of it would go out within half an MI anyway (a connection is worth more)."""
-        sched, half_mi = self.sched, self.cfg.mi / 2
-
-        def check(sent: int) -> bool:
-            if not sched.exhausted or sched.wanted(blk):
-                return False
-            left_s = (blk.length - sent) * (time.monotonic() - started) / max(sent, 1)
-            return left_s > half_mi
-
-        return check
-
-    def _send_blocks(self, sid: int, sock: socket.socket, source: Any) -> None:
-        """The stream's loop: take a block, send it, repeat until nothing is left."""
-        rate: float | None = None
-        sent = spent = 0.0  # decaying sums of bytes and of seconds inside send()
-        if self.sizing is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, MIN_UNSENT)
-        while (blk := self._next(sid, rate)) is not None:
-            if self.sizing is None:
-                source.send(sock, blk, self.cfg.checksum)
-                continue
-            t0 = time.monotonic()
-            source.send(sock, blk, self.cfg.checksum, self._abandon(blk, t0))
-            # With little unsent data allowed in the kernel, send() returns about as fast as
-            # the path drains: bytes per second spent sending is the stream's rate. (The
-            # kernel's delivery_rate is not: on paced or sub-ms paths it reads 100x high.)
-            sent, spent = 0.7 * sent + blk.length, 0.7 * spent + (time.monotonic() - t0)
-            rate = sent / spent if spent > 1e-3 else None
-            if rate:  # keep little unsent data queued in the kernel, bound to this stream
-                lowat = int(min(max(rate * UNSENT_S, MIN_UNSENT), 16 << 20))
-                sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, lowat)
-
-    def _run(self, sid: int) -> None:
-        sock: socket.socket | None = None
-        source = self.make_source()
-        final = None
-        clean = abandoned = False
-        try:
-            sock, sealer = self._open(sid)
-            self.monitor.add(sid, sock)
-            if sealer is not None:  # the encrypted path (xfer.crypto): same loop, sealed blocks
-                source = SealedSource(source, sealer)
-            self._send_blocks(sid, sock, source)
-            send_all(sock, END_HEADER if sealer is None else sealer.end())
-            sock.shutdown(socket.SHUT_WR)
-            final = self.monitor.info(sock)
-            with contextlib.suppress(OSError):
-                sock.recv(1)  # the receiver closes once it has read everything
-            clean = True
-        except XferError as exc:
-            self.error = exc
-        except Abandoned:
-            abandoned = True
-            if sock is not None:  # reset: the rest of the block must not be read as data
-                final = self.monitor.info(sock)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except (OSError, Stalled, PeerClosed, ProtocolError) as exc:
-            log.info("stream %d died: %s", sid, exc)
-        finally:
-            if sock is not None:
-                if final is None:
-                    final = self.monitor.info(sock)
-                sock.close()
-            source.close()
-            self.monitor.remove(sid, final)
-            with self.cond:
-                self.threads.pop(sid, None)
-                self.retiring.discard(sid)
-                self.stream_cc.pop(sid, None)
-                self.sched.rates.pop(sid, None)
-                if not clean:
-                    self.deaths += not abandoned
-                    self.abandoned += abandoned
-                    self.sched.stream_lost(sid)
-                self.cond.notify_all()
-            if not clean and not abandoned and not self.stopping and not self.sched.done:
-                self.set_target(self.target)  # replace the dead stream now, not at the next MI
-
-    def _open(self, sid: int) -> tuple[socket.socket, BlockSealer | None]:
-        host, port = split_hostport(self.cfg.address)
-        sock = self.transport(self.stream_cc.get(sid)).connect(
-            host, port, timeout=self.cfg.connect_timeout
-        )
-        try:
-            set_timeouts(sock, self.cfg.stall_timeout)
-            nonce = secrets.token_hex(8)
-            body = {
-                "session": self.session,
-                "stream": sid,
-                "nonce": nonce,
-                "proof": proof(self.secret, b"xfer-stream", self.session, str(sid), nonce),
-            }
-            send_all(sock, encode(Msg.DATA_HELLO, body))
-            if sock.recv(1) != DATA_OK:
-                raise PeerClosed("receiver refused the data connection")
-        except BaseException:
-            sock.close()
-            raise
-        return sock, BlockSealer(self.keys.data, sid, nonce) if self.keys else None
-
-
-# ----------------------------------------------------------------------- the sender
-
 
 Callback = Callable[[dict[str, Any]], None]
 
@@ -693,7 +265,7 @@ class Sender:
             raise XferError(f"cannot read {e.source}: {exc.strerror}", Exit.LOCAL_IO) from None
         try:
             for off, ln, digest in ranges:
-                if off + ln <= e.size and _mmap_digest(fd, off, ln) == digest:
+                if off + ln <= e.size and mmap_digest(fd, off, ln) == digest:
                     ok.append((off, ln))
                     self.bytes_skipped += ln
         finally:
