@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 import _peers  # noqa: E402
 from _peers import XFER, Server, make_tree, snapshot_engine, tree_size  # noqa: E402
 from bench_engine import (  # noqa: E402
+    BenchConfig,
     Sample,
     _cells,
     _measure,
@@ -62,21 +63,13 @@ TARGET = 0.8
 
 
 @dataclass(frozen=True)
-class CryptoBenchConfig:
-    """One benchmark run (the fields run_section reads are named as in bench_engine)."""
+class CryptoBenchConfig(BenchConfig):
+    """One benchmark run: bench_engine's fields (run_section reads them), smaller defaults."""
 
-    reps: int = 3
-    """Repetitions of every (mode, N); the table shows medians."""
-    streams: tuple[int, ...] = (1, 4, 16)
-    """Stream counts N compared."""
     mem_bytes: int = 2_000_000_000
     """Bytes per memory-to-memory run."""
     tree_bytes: int = 1 << 30
     """Approximate size of the file tree."""
-    tmpfs: str = "/dev/shm"
-    """A tmpfs directory for the tree and the destination."""
-    sections: tuple[str, ...] = ("mem", "files")
-    """Which comparisons to run."""
 
 
 QUICK = CryptoBenchConfig(mem_bytes=500_000_000, tree_bytes=256 << 20)
@@ -449,21 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             "sections": (a.only,) if a.only else base.sections,
         }
     )
-    info: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": _peers.machine(),
-        "load_before": [round(x, 2) for x in os.getloadavg()],
-        "config": asdict(cfg),
-    }
-    t0 = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="xfer-bench-crypto-", dir=cfg.tmpfs))
-    try:
-        info["engine"] = snapshot_engine(Path(a.engine).resolve(), work)
-        samples = bench(cfg, _progress, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    info["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    info["elapsed_s"] = time.monotonic() - t0
+    info, samples = _timed(cfg, a.engine, lambda work: bench(cfg, _progress, work))
     summary = summarize(samples, cfg)
     if a.json:
         rows = [
@@ -474,6 +453,26 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({**info, **summary, "samples": rows}, f, indent=1)
     print_tables(summary, cfg, info)
     return 0
+
+
+def _timed(cfg: Any, engine: str, body: Callable[[Path], Any]) -> tuple[dict[str, Any], Any]:
+    """Run ``body(work dir)`` on a snapshot of the engine; the run's facts and its result."""
+    info: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": _peers.machine(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+        "config": asdict(cfg),
+    }
+    t0 = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="xfer-bench-crypto-", dir=cfg.tmpfs))
+    try:
+        info["engine"] = snapshot_engine(Path(engine).resolve(), work)
+        result = body(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    info["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    info["elapsed_s"] = time.monotonic() - t0
+    return info, result
 
 
 def main_emulated(a: argparse.Namespace) -> int:
@@ -489,21 +488,8 @@ def main_emulated(a: argparse.Namespace) -> int:
         rtt_ms=a.rtt_ms,
         tmpfs=a.tmpfs,
     )
-    info: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": _peers.machine(),
-        "load_before": [round(x, 2) for x in os.getloadavg()],
-        "config": asdict(cfg),
-    }
-    t0 = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="xfer-bench-crypto-", dir=cfg.tmpfs))
-    try:
-        info["engine"] = snapshot_engine(Path(a.engine).resolve(), work)
-        samples, info["path"] = bench_emulated(cfg, _progress, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    info["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    info["elapsed_s"] = time.monotonic() - t0
+    info, (samples, path) = _timed(cfg, a.engine, lambda w: bench_emulated(cfg, _progress, w))
+    info["path"] = path
     rows = summarize_emulated(samples, cfg)
     if a.json:
         out = [{**asdict(s), "gbps": s.gbps, "cpu_per_gb": s.cpu_per_gb} for s in samples]
