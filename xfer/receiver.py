@@ -59,9 +59,6 @@ from xfer.transport import listen_any
 
 log = logging.getLogger("xfer.receiver")
 
-"""ERROR code for a session ended because its sender went silent (exit code 3, resumable).
-(Not in protocol.ErrorCode yet; codes are plain strings on the wire.)"""
-
 
 @dataclass(frozen=True, slots=True)
 class ReceiverConfig:
