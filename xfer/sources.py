@@ -8,7 +8,7 @@ from __future__ import annotations
 import mmap
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import xxhash
@@ -46,6 +46,16 @@ def _never(_sent: int) -> bool:
     return False
 
 
+def pieces(length: int, abandon: Abandon, start: int = 0) -> Iterator[int]:
+    """Offsets of the ``SEND_CHUNK`` pieces of ``length`` bytes from ``start``; before every
+    piece but the block's first, ``abandon`` is asked (with the bytes sent so far) and may give
+    the block up (raises :class:`Abandoned`)."""
+    for sent in range(start, length, SEND_CHUNK):
+        if sent and abandon(sent):
+            raise Abandoned
+        yield sent
+
+
 class FileSource:
     """Reads blocks of the manifest's files for one stream thread (keeps one file open)."""
 
@@ -72,28 +82,25 @@ class FileSource:
         fd = self.fd(blk.file_id)
         if blk.length <= SMALL_BLOCK:
             data = os.pread(fd, blk.length, blk.offset)
-            if len(data) != blk.length:
-                raise XferError(
-                    f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
-                )
+            self._check_read(blk, len(data))
             digest = xxhash.xxh3_64_intdigest(data) if checksum else 0
             send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest) + data)
             return
         digest = mmap_digest(fd, blk.offset, blk.length) if checksum else 0
         send_all(sock, block_header(blk.file_id, blk.offset, blk.length, digest), socket.MSG_MORE)
-        for sent in range(0, blk.length, SEND_CHUNK):
-            if sent and abandon(sent):
-                raise Abandoned
+        for sent in pieces(blk.length, abandon):
             _sendfile(sock, fd, blk.offset + sent, min(SEND_CHUNK, blk.length - sent))
 
     def plaintext(self, blk: Block, buf: memoryview) -> memoryview:
         """Read the block into ``buf`` (the encrypted path: no sendfile)."""
-        n = os.preadv(self.fd(blk.file_id), [buf], blk.offset)
+        self._check_read(blk, os.preadv(self.fd(blk.file_id), [buf], blk.offset))
+        return buf
+
+    def _check_read(self, blk: Block, n: int) -> None:
         if n != blk.length:
             raise XferError(
                 f"{self.entries[blk.file_id].source} shrank while being sent", Exit.LOCAL_IO
             )
-        return buf
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -161,12 +168,12 @@ class MemSource:
         self, sock: socket.socket, blk: Block, checksum: bool, abandon: Abandon = _never
     ) -> None:
         digest = self.digest(blk.length) if checksum else 0
-        bufs = [memoryview(block_header(0, blk.offset, blk.length, digest)), *self.iov(blk.length)]
-        per = max(1, SEND_CHUNK // MEM_CHUNK)
-        for i in range(0, len(bufs), per):
-            if i and abandon((i - 1) * MEM_CHUNK):
-                raise Abandoned
-            send_vector(sock, bufs[i : i + per])
+        head = [memoryview(block_header(0, blk.offset, blk.length, digest))]
+        iov, per = self.iov(blk.length), SEND_CHUNK // MEM_CHUNK
+        for sent in pieces(blk.length, abandon):
+            i = sent // MEM_CHUNK
+            send_vector(sock, head + iov[i : i + per])
+            head = []
 
     def close(self) -> None:
         pass
@@ -190,9 +197,7 @@ class SealedSource:
         plain = self.source.plaintext(blk, self.sealer.buffer(blk.length))
         wire = self.sealer.seal(header, plain)
         send_vector(sock, [memoryview(header), wire[:SEND_CHUNK]])
-        for sent in range(SEND_CHUNK, len(wire), SEND_CHUNK):
-            if abandon(sent):
-                raise Abandoned
+        for sent in pieces(len(wire), abandon, SEND_CHUNK):
             send_all(sock, wire[sent : sent + SEND_CHUNK])
 
     def close(self) -> None:
