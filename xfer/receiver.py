@@ -701,16 +701,15 @@ class Receiver:
         assert s.store is not None or fb is None
         key = (h.file_id, h.offset)
         with s.lock:
-            dup = fb is not None and (fb.done or fb.lengths.get(h.offset) == h.length)
-            if fb is not None and not dup and key in s.writing:
-                # another stream's copy is being written now: drop this one; that stream acks
-                assert s.book is not None
-                s.book.dup_bytes += h.length
-                return
-            if fb is None or dup:
-                if dup and s.book is not None:
-                    s.book.dup_bytes += h.length
+            if fb is None:  # memory mode: nothing to write
                 s.acks_ok.append([h.file_id, h.offset, h.length])
+                return
+            dup = fb.done or fb.lengths.get(h.offset) == h.length
+            if dup or key in s.writing:  # a copy arriving while another is written: its
+                assert s.book is not None  # writer acks it
+                s.book.dup_bytes += h.length
+                if dup:
+                    s.acks_ok.append([h.file_id, h.offset, h.length])
                 return
             s.writing.add(key)
         try:
