@@ -90,7 +90,10 @@ class Sender:
         self.rate_Bps: float | None = None
         """Goodput of the last MI, bytes/s (sizes the tail of a --duration run)."""
         self._records: deque[dict[str, Any]] = deque()
-        """Interval records not yet reported (waiting for their MI's decision)."""
+        """Interval records not yet reported: the one waiting for its MI's decision and any
+        after it."""
+        self._deciding: dict[str, Any] | None = None
+        """The record of the MI whose decision is outstanding."""
         self.drain_since: float | None = None
         """When all data was first in flight (the drain began)."""
         self.keys: SessionKeys | None = None
@@ -330,9 +333,8 @@ class Sender:
                 await reader
         finally:
             decider.close()
-            for rec in self._records:  # decisions that never came: report their MIs anyway
-                if "ready" not in rec:
-                    rec["action"], rec["ready"] = None, True
+            if self._deciding is not None:  # a decision that never came: report its MI anyway
+                self._deciding["action"], self._deciding = None, None
             self._emit_ready()
             reader.cancel()
             finished.cancel()
@@ -391,12 +393,13 @@ class Sender:
         }
         self._records.append(rec)
         if drain:  # only blocks in flight remain: a falling rate here is not congestion
-            rec["ready"] = True
+            pass
         elif decider.busy:  # the controller is late: this MI gets no decision of its own
             log.info("controller still deciding at the end of MI %d", self.intervals)
-            rec["action"], rec["ready"] = None, True
+            rec["action"] = None
         else:
-            decider.start(sig, (rec, streams, u, sig))
+            decider.start(sig, (streams, u, sig))
+            self._deciding = rec
         self._emit_ready()
         return u
 
@@ -405,7 +408,9 @@ class Sender:
         got = decider.take()
         if got is None:
             return
-        target, (rec, streams, u, sig) = got
+        target, (streams, u, sig) = got
+        rec, self._deciding = self._deciding, None
+        assert rec is not None
         pool = self.pool
         assert pool is not None
         target = ccfg.clip(target)
@@ -413,12 +418,12 @@ class Sender:
         if self.cc_auto is not None:
             pool.cc = self.cc_auto.update(sig, u)
             pool.recycle(max(1, target // 4))
-        rec["action"], rec["ready"] = target - streams, True
+        rec["action"] = target - streams
         self._emit_ready()
 
     def _emit_ready(self) -> None:
         """Report finished MIs in order (an MI waiting for its decision holds later ones)."""
-        while self._records and self._records[0].pop("ready", False):
+        while self._records and self._records[0] is not self._deciding:
             rec = self._records.popleft()
             if self.on_interval is not None:
                 self.on_interval(rec)
