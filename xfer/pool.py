@@ -144,12 +144,12 @@ class StreamPool:
 
     def _next(self, sid: int, rate: float | None) -> Block | None:
         with self.cond:
+            if rate:
+                self.sched.rates[sid] = rate
             while True:
                 if self.stopping or sid in self.retiring:
                     return None
                 size = None
-                if rate:
-                    self.sched.rates[sid] = rate
                 if self.sizing is not None:
                     size = self.sizing.size(rate, self.sched.remaining, self.active)
                 blk = self.sched.next(sid, size, time.monotonic())

@@ -221,6 +221,8 @@ class BlockScheduler:
         rate, for it and the blocks handed to it before), or *slower* (what the carrier still
         needs is more than twice what ``stream`` needs at its own rate). A block of unknown
         rate is copied after ``min_age``."""
+        if self.max_copies < 2:
+            return None
         queued: dict[int, int] = {}
         for fl in self.inflight.values():  # insertion order: oldest hand-out first
             age = now - fl.since
@@ -231,7 +233,7 @@ class BlockScheduler:
                 continue  # copied already (or its stream died and a copy is queued)
             (holder,) = fl.streams
             ahead = queued[holder] = queued.get(holder, 0) + b.length
-            if holder == stream or fl.copies_pending or self.max_copies < 2:
+            if holder == stream or fl.copies_pending:
                 continue
             if not self._worth_copying(holder, stream, ahead, b.length, age):
                 continue
