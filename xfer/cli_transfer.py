@@ -17,9 +17,16 @@ from typing import Any
 
 import click
 
-from xfer.config import DEFAULT_POLICY, SenderConfig, parse_rate, parse_size
+from xfer.config import DEFAULT_POLICY, ENCRYPTION, SenderConfig, parse_rate, parse_size
 from xfer.errors import Exit, XferError
 from xfer.transport import TRANSPORTS
+
+
+def _encryption_option(text: str) -> Any:
+    """``--encryption`` for ``send`` and ``recv`` (same values and default, own help)."""
+    return click.option(
+        "--encryption", type=click.Choice(ENCRYPTION), default="auto", show_default=True, help=text
+    )
 
 
 def _token(token_file: str | None) -> bytes | None:
@@ -73,12 +80,8 @@ def _logging(verbose: int) -> None:
     help="Skip fdatasync before journaling and renaming (faster, less durable).",
 )
 @click.option("--max-sessions", default=32, show_default=True, help="Concurrent sessions.")
-@click.option(
-    "--encryption",
-    type=click.Choice(["auto", "on", "off"]),
-    default="auto",
-    show_default=True,
-    help="auto: encrypt when the sender asks; on: refuse senders in clear; off: refuse encryption.",
+@_encryption_option(
+    "auto: encrypt when the sender asks; on: refuse senders in clear; off: refuse encryption."
 )
 @click.option(
     "--stall-timeout",
@@ -206,12 +209,8 @@ def recv_cmd(
     type=click.Path(exists=True, dir_okay=False),
     help="Shared secret (else $XFER_TOKEN).",
 )
-@click.option(
-    "--encryption",
-    type=click.Choice(["auto", "on", "off"]),
-    default="auto",
-    show_default=True,
-    help="AES-256-GCM on every block and control frame; auto: on unless the peer is loopback.",
+@_encryption_option(
+    "AES-256-GCM on every block and control frame; auto: on unless the peer is loopback."
 )
 @click.option(
     "--stall-timeout",

@@ -26,6 +26,13 @@ __all__ = ["DEFAULT_POLICY", "SenderConfig", "parse_rate", "parse_size"]
 ENCRYPTION = ("auto", "on", "off")
 """Values of ``--encryption`` (sender and receiver)."""
 
+
+def check_encryption(value: str) -> None:
+    """Refuse an ``--encryption`` value that is not one of :data:`ENCRYPTION`."""
+    if value not in ENCRYPTION:
+        raise ValueError(f"--encryption must be one of {', '.join(ENCRYPTION)}")
+
+
 DEFAULT_POLICY = "ppo"
 """The controller used when neither --streams nor --policy is given: the shipped PPO policy."""
 
@@ -106,8 +113,7 @@ class SenderConfig:
             raise ValueError(f"--mi must be within 0.05..60 s, got {self.mi}")
         if not 4096 <= self.block_size <= 64 << 20:
             raise ValueError("block size must be within 4 KiB..64 MiB")
-        if self.encryption not in ENCRYPTION:
-            raise ValueError(f"--encryption must be one of {', '.join(ENCRYPTION)}")
+        check_encryption(self.encryption)
         for p in self.paths:
             if not os.path.exists(p):
                 raise ValueError(f"{p}: no such file or directory")

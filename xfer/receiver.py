@@ -23,7 +23,7 @@ import xxhash
 
 from xfer.addr import split_hostport as split_hostport  # re-exported (was defined here)
 from xfer.channel import Channel, PeerClosed, Stalled, recv_exact, set_timeouts
-from xfer.config import ENCRYPTION, is_loopback
+from xfer.config import check_encryption, is_loopback
 from xfer.crypto import (
     CIPHER,
     TAG,
@@ -100,8 +100,7 @@ class ReceiverConfig:
     do not; ``off``: refuse senders that do."""
 
     def __post_init__(self) -> None:
-        if self.encryption not in ENCRYPTION:
-            raise ValueError(f"--encryption must be one of {', '.join(ENCRYPTION)}")
+        check_encryption(self.encryption)
         host, _ = split_hostport(self.listen)
         if self.token is None and not self.insecure and not is_loopback(host):
             raise ValueError(
