@@ -52,6 +52,8 @@ from bench_engine import (  # noqa: E402
     _median,
     _parse_iperf3,
     _parse_xfer,
+    _progress,
+    machine_line,
     run_section,
 )
 
@@ -320,10 +322,7 @@ def print_emulated(rows: list[dict[str, Any]], cfg: EmuConfig, info: dict[str, A
         f"{info['path']['goodput_gbps']:.3f} Gbit/s (tbf rate less Ethernet/IP/TCP overhead), "
         f"queue {info['path']['queue_bytes']} B; engine {eng.get('commit', '?')}"
     )
-    con.print(
-        f"load average {info['load_before']} before, {info['load_after']} after; "
-        f"{info['machine']['cores']} cores ({info['machine']['cpu']}); {info['elapsed_s']:.0f} s"
-    )
+    con.print(machine_line(info))
 
 
 def summarize(samples: list[Sample], cfg: CryptoBenchConfig) -> dict[str, Any]:
@@ -397,23 +396,7 @@ def print_tables(summary: dict[str, Any], cfg: CryptoBenchConfig, info: dict[str
         con.print(t)
     eng = info.get("engine", {})
     con.print(f"target: enc/clear >= {TARGET} at N=4; engine {eng.get('commit', '?')}")
-    con.print(
-        f"load average {info['load_before']} before, {info['load_after']} after; "
-        f"{info['machine']['cores']} cores ({info['machine']['cpu']}); {info['elapsed_s']:.0f} s"
-    )
-
-
-def _progress(s: Sample) -> None:
-    what = (
-        f"{s.gbps:6.2f} Gbit/s  cpu {s.cpu_send:5.2f}+{s.cpu_recv:5.2f} s"
-        if s.ok
-        else f"FAILED {s.error}"
-    )
-    print(
-        f"  {s.section:5} {s.tool:8} N={s.streams:<2} rep {s.rep}: {what}  (load {s.load1:.1f})",
-        file=sys.stderr,
-        flush=True,
-    )
+    con.print(machine_line(info))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -469,7 +469,12 @@ def print_tables(summary: dict[str, Any], cfg: BenchConfig, info: dict[str, Any]
         f"engine {eng.get('commit', '?')} from {eng.get('source', '?')}"
         f"{' + uncommitted ' + ', '.join(eng['dirty_files']) if eng.get('dirty_files') else ''}"
     )
-    con.print(
+    con.print(machine_line(info))
+
+
+def machine_line(info: dict[str, Any]) -> str:
+    """The run's load, machine and duration, for the end of a table."""
+    return (
         f"load average {info['load_before']} before, {info['load_after']} after; "
         f"{info['machine']['cores']} cores ({info['machine']['cpu']}); "
         f"{info['elapsed_s']:.0f} s"
