@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -125,16 +126,53 @@ class Server:
         self.log.close()
 
 
-def _spawn(name: str, cmd: list[str], port: int) -> Server:
+def _spawn(
+    name: str,
+    cmd: list[str],
+    port: int,
+    popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
+    ready: Callable[[subprocess.Popen[bytes]], None] | None = None,
+) -> Server:
+    """Start a server (``popen``), wait until it is ``ready`` (default: listening on ``port``
+    on loopback), stop it if it never is."""
     log = tempfile.TemporaryFile()  # noqa: SIM115 (owned by the Server, closed by stop())
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     srv = Server(name, proc, port, log)
     try:
-        wait_port(port, proc)
+        if ready is None:
+            wait_port(port, proc)
+        else:
+            ready(proc)
     except BaseException:
         srv.stop()
         raise
     return srv
+
+
+def wait_listen_ns(
+    proc: subprocess.Popen[bytes], addr: str, port: int, timeout: float = 20
+) -> None:
+    """Wait until ``proc`` (started with ``ip netns exec``) listens on ``addr:port``, read from
+    its own ``/proc/PID/net/tcp`` (its namespace's table; psutil reads the caller's)."""
+    want = f"{socket.inet_aton(addr)[::-1].hex().upper()}:{port:04X}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode} before listening")
+        try:
+            rows = Path(f"/proc/{proc.pid}/net/tcp").read_text().splitlines()[1:]
+        except OSError:
+            rows = []
+        if any(f[1] == want and f[3] == "0A" for f in (r.split() for r in rows)):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{proc.args!r} is not listening on {addr}:{port} after {timeout} s")
+
+
+def ns_server(host: Any, name: str, argv: list[str], port: int) -> Server:
+    """A server started inside a testbed host (``host.popen``), once it listens there."""
+    return _spawn(name, argv, port, popen=host.popen,
+                  ready=lambda proc: wait_listen_ns(proc, host.addr, port))  # fmt: skip
 
 
 def start_iperf3() -> Server:

@@ -28,22 +28,20 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 REPO = Path(__file__).resolve().parent.parent
 
 import _peers  # noqa: E402
-from _peers import XFER, Server, make_tree, snapshot_engine, tree_size  # noqa: E402
+from _peers import XFER, Server, make_tree, ns_server, snapshot_engine, tree_size  # noqa: E402
 from bench_engine import (  # noqa: E402
     BenchConfig,
     Sample,
@@ -172,36 +170,6 @@ def emu_scenario(cfg: EmuConfig) -> Any:
     )
 
 
-def _wait_listen(proc: subprocess.Popen[bytes], addr: str, port: int, timeout: float = 20) -> None:
-    """Wait until ``proc`` (started with ``ip netns exec``) listens on ``addr:port``, read from
-    its own ``/proc/PID/net/tcp`` (its namespace's table; psutil reads the caller's)."""
-    want = f"{socket.inet_aton(addr)[::-1].hex().upper()}:{port:04X}"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode} before listening")
-        try:
-            rows = Path(f"/proc/{proc.pid}/net/tcp").read_text().splitlines()[1:]
-        except OSError:
-            rows = []
-        if any(f[1] == want and f[3] == "0A" for f in (r.split() for r in rows)):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"{proc.args!r} is not listening on {addr}:{port} after {timeout} s")
-
-
-def _ns_server(host: Any, name: str, argv: list[str], port: int) -> Server:
-    log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by Server.stop())
-    proc = host.popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    srv = Server(name, proc, port, log)
-    try:
-        _wait_listen(proc, host.addr, port)
-    except BaseException:
-        srv.stop()
-        raise
-    return srv
-
-
 def bench_emulated(
     cfg: EmuConfig, progress: Callable[[Sample], None], work: Path
 ) -> tuple[list[Sample], dict[str, Any]]:
@@ -212,11 +180,11 @@ def bench_emulated(
     with Testbed(scn, name="bench-crypto") as tb:
         snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
         addr = rcv.addr
-        iperf = _ns_server(rcv, "iperf3", ["iperf3", "-s", "-B", addr, "-p", str(IPERF_PORT)],
+        iperf = ns_server(rcv, "iperf3", ["iperf3", "-s", "-B", addr, "-p", str(IPERF_PORT)],
                            IPERF_PORT)  # fmt: skip
         recv = None
         try:
-            recv = _ns_server(
+            recv = ns_server(
                 rcv,
                 "xfer",
                 [*XFER, "recv", "--listen", f"{addr}:{XFER_PORT}", "--root", str(work / "root"),

@@ -34,7 +34,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._peers import XFER  # noqa: E402
+from benchmarks._peers import XFER, ns_server  # noqa: E402
 from testbeds import Testbed  # noqa: E402
 from testbeds.scenario import Scenario, parse_scenario  # noqa: E402
 from xfer.units import parse_size  # noqa: E402
@@ -79,6 +78,7 @@ PATHS = {
 }  # fmt: skip
 
 
+XFER_PORT = 5301
 EVENTS_DIR: str | None = None
 """--events DIR: every run's --json-stream output is kept there as DEST.jsonl."""
 
@@ -153,16 +153,13 @@ def run_path(spec: PathSpec, policies: list[str], reps: int, size: int, tmp: str
     root = os.path.join(tmp, "root")
     rows = []
     with Testbed(scenario(spec), name="bench-eg") as tb:
-        address = f"{tb.hosts['receiver'].addr}:5301"
-        recv = tb.hosts["receiver"].popen(
+        address = f"{tb.hosts['receiver'].addr}:{XFER_PORT}"
+        recv = ns_server(
+            tb.hosts["receiver"], "xfer",
             [*XFER, "recv", "--listen", address, "--root", root, "--insecure", "--no-fsync"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            XFER_PORT,
         )  # fmt: skip
         try:
-            assert recv.stderr is not None
-            line = recv.stderr.readline()
-            if "listening on" not in line:
-                raise RuntimeError(f"xfer recv did not start: {line}")
             for rep in range(reps):
                 for policy in policies:
                     modes = [False, True] if rep % 2 == 0 else [True, False]
@@ -183,8 +180,7 @@ def run_path(spec: PathSpec, policies: list[str], reps: int, size: int, tmp: str
                               f" identical={same}", flush=True)  # fmt: skip
                         rows.append(r)
         finally:
-            recv.terminate()
-            recv.wait(10)
+            recv.stop()
     return rows
 
 
