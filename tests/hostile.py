@@ -282,6 +282,8 @@ class Proxy:
     * ``freeze_data = (k, n)``: after n bytes, stop reading from data connection k and forward
       nothing more either way (a stalled path);
     * ``corrupt = (k, n)``: flip one bit of byte n of data connection k;
+    * ``crawl = (k, bps)``: forward data connection k from the sender at ``bps`` bytes/s
+      (with a small ``rcvbuf`` the sender's send() blocks: a stream slowed to a crawl);
     * ``corrupt_blocks = True``: flip one bit of the first payload byte of every block on every
       data connection (the proxy follows the block framing);
     * ``reset_control()``: RST the control connection now;
@@ -301,6 +303,7 @@ class Proxy:
         self.reset_data: tuple[int, int] | None = None
         self.freeze_data: tuple[int, int] | None = None
         self.corrupt: tuple[int, int] | None = None
+        self.crawl: tuple[int, float] | None = None
         self.corrupt_blocks = False
         self.tamper: Tamper | None = None
         self.data_count = 0
@@ -365,9 +368,12 @@ class Proxy:
         done = 0
         framing = _Framing()
         tamper = self.tamper.stream(index, up) if self.tamper else None
+        crawl = self.crawl[1] if self.crawl and up and self.crawl[0] == index else None
         try:
             while True:
-                data = src.recv(1 << 16)
+                data = src.recv(4096 if crawl else 1 << 16)
+                if data and crawl:
+                    time.sleep(len(data) / crawl)
                 if data and tamper is not None:
                     data = tamper.feed(bytearray(data))
                 if not data:

@@ -270,7 +270,11 @@ class LiveEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         argv = self._send_argv(f"fixed:{n}", seconds)
         out = self.tb.hosts["sender"].run(argv, timeout=seconds + 60, capture_output=True)
         recs = [json.loads(x) for x in out.stdout.splitlines() if x.startswith(b"{")]
-        mis = [r for r in recs if r.get("event") == "interval"][self.cfg.ustar_warmup :]
+        mis = [r for r in recs if r.get("event") == "interval"]
+        mis = [r for r in mis if not r.get("drain")] or mis  # a drain MI is not the path's rate
+        # the warm-up is left out, but never the whole of a short run (a loaded machine can
+        # end a 3-s run after two intervals)
+        mis = mis[min(self.cfg.ustar_warmup, max(0, len(mis) - 1)) :]
         if not mis:
             err = out.stderr.decode(errors="replace").strip()[-400:]
             raise LiveEnvError(f"U* sweep: xfer send N={n} gave no intervals: {err}")

@@ -1,13 +1,14 @@
 """The end of a transfer (issue #14), on loopback with real kernel TCP.
 
-One data stream is paced by the kernel (SO_MAX_PACING_RATE) to a crawl while the others run
-at loopback speed. The endgame must not wait for it: its block is copied to a fast stream,
+One data stream is slowed to a crawl (a proxy forwards it at 0.5 Mbit/s, its sender's
+send() blocks) while the others run at loopback speed. The endgame must not wait for it: its block is copied to a fast stream,
 the receiver writes every range once, and a sender killed in the middle of the endgame is
 resumed by the same command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,8 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -23,9 +26,9 @@ import pytest
 import xfer
 from xfer import store as store_mod
 from xfer.dataset import trees_equal
-from xfer.transport import SO_MAX_PACING_RATE, TRANSPORTS, Transport
+from xfer.transport import TRANSPORTS, Transport
 
-from ..hostile import result, start_send
+from ..hostile import Proxy, result, start_send
 from .conftest import make_tree
 
 pytestmark = pytest.mark.timeout(120)
@@ -33,25 +36,50 @@ pytestmark = pytest.mark.timeout(120)
 CRAWL_BPS = 62_500
 """0.5 Mbit/s: the paced stream needs 16.8 s for the 1 MiB first block it is handed."""
 FIRST_BLOCK = 1 << 20
+HEAD_START_S = 0.5
+"""The paced stream connects this long before the others."""
 
 
 class SlowFirst(Transport):
-    """Plain TCP whose first connection of the process is paced to ``CRAWL_BPS``."""
+    """Plain TCP whose first connection of the process opens a moment before the others
+    (so it takes the first block) with a small send buffer (so it cannot park a whole block
+    in the kernel and take more than the one it crawls through).
+
+    The crawl itself is a :class:`Proxy` forwarding that connection at ``CRAWL_BPS``: the
+    kernel's SO_MAX_PACING_RATE is no crawl on loopback (its 64 KiB segments and initial
+    window go out in bursts: a 512 KiB block paced to 62.5 kB/s arrived in 1.5 s)."""
 
     name: ClassVar[str] = "slow-first"
     opened: ClassVar[int] = 0
+    lock: ClassVar[threading.Lock] = threading.Lock()
+    first_open: ClassVar[threading.Event] = threading.Event()
 
     def connect(self, host: str, port: int, timeout: float | None = 30.0) -> socket.socket:
+        with SlowFirst.lock:
+            first = SlowFirst.opened == 0
+            SlowFirst.opened += 1
+        if not first:
+            SlowFirst.first_open.wait(10.0)
+            time.sleep(HEAD_START_S)
         sock = super().connect(host, port, timeout)
-        if SlowFirst.opened == 0:
-            sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, CRAWL_BPS)
-        SlowFirst.opened += 1
+        if first:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32 << 10)
+            SlowFirst.first_open.set()
         return sock
+
+
+@contextlib.contextmanager
+def crawling(address: str) -> Iterator[str]:
+    """An address whose first data connection moves ``CRAWL_BPS`` (the others run free)."""
+    with Proxy(address, rcvbuf=16 << 10) as proxy:
+        proxy.crawl = (0, CRAWL_BPS)
+        yield proxy.address
 
 
 @pytest.fixture
 def slow_first(monkeypatch) -> Iterator[None]:
     SlowFirst.opened = 0
+    SlowFirst.first_open.clear()
     monkeypatch.setitem(TRANSPORTS, "slow-first", SlowFirst)
     yield
 
@@ -75,8 +103,8 @@ def test_a_crawling_stream_does_not_hold_the_transfer(tmp_path, slow_first, monk
 
     monkeypatch.setattr(store_mod.Store, "write", counting_write)
     src = _file(tmp_path, 48 << 20)
-    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
-        s = xfer.send(src, rx.address, streams=4, transport="slow-first", mi=0.25)
+    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx, crawling(rx.address) as address:
+        s = xfer.send(src, address, streams=4, transport="slow-first", mi=0.25)
     assert s["exit_code"] == 0 and s["verified"], s
     assert trees_equal(src, str(tmp_path / "dst" / "src"))
     assert SlowFirst.opened >= 4
@@ -95,9 +123,9 @@ def test_without_endgame_the_crawling_stream_is_waited_for(tmp_path, slow_first)
     """The comparison that shows what the endgame removes: the same run with --no-endgame
     cannot end before the paced stream has delivered its fixed-size block."""
     src = _file(tmp_path, 8 << 20)
-    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
+    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx, crawling(rx.address) as address:
         s = xfer.send(
-            src, rx.address, streams=4, transport="slow-first", endgame=False,
+            src, address, streams=4, transport="slow-first", endgame=False,
             block_size=FIRST_BLOCK // 2,
         )  # fmt: skip
     assert s["exit_code"] == 0 and s["verified"], s
@@ -126,8 +154,11 @@ def test_a_kill_during_the_endgame_resumes(tmp_path) -> None:
     total = sum(os.path.getsize(os.path.join(d, n)) for d, _, fs in os.walk(src) for n in fs)
     root = str(tmp_path / "dst")
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with xfer.Receiver(root, stall_timeout=1.5, sync_interval=0.1) as rx:
-        argv = [sys.executable, "-c", DRIVER.format(root=repo), "send", src, rx.address,
+    with (
+        xfer.Receiver(root, stall_timeout=1.5, sync_interval=0.1) as rx,
+        crawling(rx.address) as address,
+    ):
+        argv = [sys.executable, "-c", DRIVER.format(root=repo), "send", src, address,
                 "--streams", "4", "--transport", "slow-first", "--mi", "0.1", "--json-stream"]  # fmt: skip
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert p.stdout is not None
