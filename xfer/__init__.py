@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from xfer.api import Receiver, send, send_async
+    from xfer.api import Receiver, send, send_async, transfer
 
-__all__ = ["Receiver", "send", "send_async", "__version__"]
+__all__ = ["Receiver", "send", "send_async", "transfer", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("send", "send_async", "Receiver"):
+    if name in ("send", "send_async", "transfer", "Receiver"):
         from xfer import api
 
         return getattr(api, name)

@@ -12,19 +12,20 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from xfer.config import SenderConfig
+from xfer.config import ReceiverConfig, SenderConfig
 from xfer.receiver import Receiver as _Receiver
-from xfer.receiver import ReceiverConfig
 from xfer.sender import Sender
 
-__all__ = ["Receiver", "send", "send_async"]
+__all__ = ["Receiver", "send", "send_async", "transfer"]
+
+Callback = Callable[[dict[str, Any]], None]
 
 
 async def send_async(
     paths: Iterable[str] | str = (),
     address: str = "",
     *,
-    on_interval: Callable[[dict[str, Any]], None] | None = None,
+    on_interval: Callback | None = None,
     log: str | None = None,
     **options: Any,
 ) -> dict[str, Any]:
@@ -34,6 +35,14 @@ async def send_async(
     if isinstance(paths, str):
         paths = [paths]
     cfg = SenderConfig(address=address, paths=tuple(paths), **options)
+    return await transfer(cfg, on_interval=on_interval, log=log)
+
+
+async def transfer(
+    cfg: SenderConfig, *, on_interval: Callback | None = None, log: str | None = None
+) -> dict[str, Any]:
+    """Run the transfer ``cfg`` describes (as :func:`send_async`, from a config built once,
+    e.g. by the command line); returns the summary."""
     runlog = None
     if log:
         from xfer.runlog import RunLog

@@ -17,16 +17,16 @@ from typing import Any
 
 import click
 
-from xfer.config import DEFAULT_POLICY, ENCRYPTION, SenderConfig, parse_rate, parse_size
+from xfer.cli_options import config_options, config_values
+from xfer.config import DEFAULT_POLICY, ReceiverConfig, SenderConfig, parse_size
 from xfer.errors import Exit, XferError
-from xfer.transport import TRANSPORTS
 
-
-def _encryption_option(text: str) -> Any:
-    """``--encryption`` for ``send`` and ``recv`` (same values and default, own help)."""
-    return click.option(
-        "--encryption", type=click.Choice(ENCRYPTION), default="auto", show_default=True, help=text
-    )
+_token_file_option = click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Shared secret (else $XFER_TOKEN).",
+)
+"""``--token-file`` for ``send`` and ``recv``: a secret is read, never typed."""
 
 
 def _token(token_file: str | None) -> bytes | None:
@@ -58,37 +58,8 @@ def _logging(verbose: int) -> None:
 
 
 @click.command("recv")
-@click.option(
-    "--listen", default="127.0.0.1:5000", show_default=True, help="HOST:PORT to listen on."
-)
-@click.option(
-    "--root",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Write everything under this directory.",
-)
-@click.option(
-    "--token-file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Shared secret (else $XFER_TOKEN).",
-)
-@click.option("--insecure", is_flag=True, help="Allow a non-loopback listener without a token.")
-@click.option("--once", is_flag=True, help="Exit after the first session.")
-@click.option(
-    "--no-fsync",
-    is_flag=True,
-    help="Skip fdatasync before journaling and renaming (faster, less durable).",
-)
-@click.option("--max-sessions", default=32, show_default=True, help="Concurrent sessions.")
-@_encryption_option(
-    "auto: encrypt when the sender asks; on: refuse senders in clear; off: refuse encryption."
-)
-@click.option(
-    "--stall-timeout",
-    default=60.0,
-    show_default=True,
-    help="Drop a data connection idle this long (s).",
-)
+@config_options(ReceiverConfig)
+@_token_file_option
 @click.option(
     "--stdio",
     is_flag=True,
@@ -96,36 +67,17 @@ def _logging(verbose: int) -> None:
     "stdout, serve one session, exit when stdin closes.",
 )
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-def recv_cmd(
-    listen: str,
-    root: str,
-    token_file: str | None,
-    insecure: bool,
-    once: bool,
-    no_fsync: bool,
-    max_sessions: int,
-    encryption: str,
-    stall_timeout: float,
-    stdio: bool,
-    verbose: int,
-) -> None:
+def recv_cmd(token_file: str | None, stdio: bool, verbose: int, **fields: Any) -> None:
     """Run a receiver that writes under --root and serves several senders at once."""
-    from xfer.receiver import Receiver, ReceiverConfig
+    from xfer.receiver import Receiver
     from xfer.ssh import PORT_LINE, read_token, watch_eof
 
     _logging(verbose)
     try:
-        cfg = ReceiverConfig(
-            root=root,
-            listen=listen,
-            token=read_token(sys.stdin.buffer) if stdio else _token(token_file),
-            insecure=insecure,
-            once=once or stdio,
-            fsync=not no_fsync,
-            max_sessions=max_sessions,
-            stall_timeout=stall_timeout,
-            encryption=encryption,
-        )
+        values = config_values(ReceiverConfig, fields)
+        values["once"] = values["once"] or stdio
+        token = read_token(sys.stdin.buffer) if stdio else _token(token_file)
+        cfg = ReceiverConfig(token=token, **values)
     except XferError as exc:
         click.echo(f"xfer: {exc}", err=True)
         sys.exit(int(exc.exit))
@@ -135,13 +87,16 @@ def recv_cmd(
     try:
         host, port = rx.bind()
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+        raise click.ClickException(
+            f"cannot listen on {cfg.listen}: {exc.strerror or exc}"
+        ) from None
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, rx.shutdown)
-        click.echo(f"xfer: listening on {host}:{port}, root {os.path.realpath(root)}", err=True)
+        root = os.path.realpath(cfg.root)
+        click.echo(f"xfer: listening on {host}:{port}, root {root}", err=True)
         if stdio:  # the sender's SSH channel: our port out, its EOF ends us
             click.echo(f"{PORT_LINE} {port}")
             sys.stdout.flush()
@@ -157,67 +112,8 @@ def recv_cmd(
 
 @click.command("send")
 @click.argument("args", nargs=-1, required=True, metavar="PATH... [USER@]HOST:DIR|HOST:PORT")
-@click.option(
-    "--mem", "mem", metavar="SIZE", help="Memory-to-memory: send SIZE of generated data (e.g. 10G)."
-)
-@click.option("--duration", type=float, help="Memory mode: send for this many seconds.")
-@click.option(
-    "--streams", type=click.IntRange(1, 1024), help="Fixed number of streams (= --policy fixed:N)."
-)
-@click.option(
-    "--policy",
-    help=f"Stream controller NAME[:ARGS]: fixed, schedule, gd, bo, ppo [default: {DEFAULT_POLICY}].",
-)
-@click.option("--min-streams", default=1, show_default=True, type=click.IntRange(1, 1024))
-@click.option("--max-streams", default=64, show_default=True, type=click.IntRange(1, 1024))
-@click.option("--mi", default=1.0, show_default=True, help="Monitoring interval, seconds.")
-@click.option(
-    "--stream-rate", metavar="RATE", help="Per-stream cap (SO_MAX_PACING_RATE), e.g. 50Mbit."
-)
-@click.option(
-    "--cc",
-    type=click.Choice(["cubic", "bbr", "reno", "auto"]),
-    help="TCP congestion control per stream; auto: a learner picks it for new streams.",
-)
-@click.option(
-    "--transport", type=click.Choice(sorted(TRANSPORTS)), default="tcp", show_default=True
-)
-@click.option("--dest", default="", help="Sub-directory of the receiver's root to write into.")
-@click.option(
-    "--block-size",
-    default="4MiB",
-    show_default=True,
-    help="Largest block (each stream's blocks hold about one MI of its rate; fixed with "
-    "--no-endgame).",
-)
-@click.option(
-    "--endgame/--no-endgame",
-    default=True,
-    show_default=True,
-    help="At the end, idle streams carry copies of the slowest blocks and the stream count "
-    "is held (drain); off: fixed blocks, the controller asked to the last MI.",
-)
-@click.option("--no-checksum", is_flag=True, help="Do not checksum blocks (benchmarks only).")
-@click.option(
-    "--redundancy/--no-redundancy",
-    default=False,
-    show_default=True,
-    help="Re-send the blocks of a stalled stream on the other streams (EdAR-style hedging).",
-)
-@click.option(
-    "--token-file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Shared secret (else $XFER_TOKEN).",
-)
-@_encryption_option(
-    "AES-256-GCM on every block and control frame; auto: on unless the peer is loopback."
-)
-@click.option(
-    "--stall-timeout",
-    default=30.0,
-    show_default=True,
-    help="Drop a stream without progress for this long (s).",
-)
+@config_options(SenderConfig)
+@_token_file_option
 @click.option(
     "--remote-xfer",
     default="xfer",
@@ -243,39 +139,19 @@ def recv_cmd(
     type=click.Path(dir_okay=False),
     help="Write a Parquet run log (one row per MI).",
 )
-@click.option(
-    "--meta", multiple=True, metavar="KEY=VALUE", help="Run metadata for the log (repeatable)."
-)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @click.option("-v", "--verbose", count=True, help="More log output.")
 def send_cmd(
     args: tuple[str, ...],
-    mem: str | None,
-    duration: float | None,
-    streams: int | None,
-    policy: str | None,
-    min_streams: int,
-    max_streams: int,
-    mi: float,
-    stream_rate: str | None,
-    cc: str | None,
-    transport: str,
-    dest: str,
-    block_size: str,
-    endgame: bool,
-    no_checksum: bool,
-    redundancy: bool,
     token_file: str | None,
-    encryption: str,
-    stall_timeout: float,
     remote_xfer: str,
     ssh_cmd: str,
     as_json: bool,
     json_stream: bool,
     log_path: str | None,
-    meta: tuple[str, ...],
     quiet: bool,
     verbose: int,
+    **fields: Any,
 ) -> None:
     """Send files and directory trees (or generated data) to USER@HOST:DIR (xfer is started
     there over SSH) or to a running `xfer recv` at HOST:PORT."""
@@ -295,33 +171,17 @@ def send_cmd(
             address = f"[{host}]:0" if ":" in host else f"{host}:0"  # the port comes later
         else:
             address = target.address
+        values = config_values(SenderConfig, fields)
+        mem = values["mem_size"] is not None or values["duration"] is not None
         cfg = SenderConfig(
-            address=address,
-            paths=tuple(paths),
-            mem=mem is not None or duration is not None,
-            mem_size=parse_size(mem) if mem else None,
-            duration=duration,
-            streams=streams,
-            policy=policy,
-            min_streams=min_streams,
-            max_streams=max_streams,
-            mi=mi,
-            stream_rate_bps=parse_rate(stream_rate) if stream_rate else None,
-            cc=cc,
-            transport=transport,
-            checksum=not no_checksum,
-            redundancy=redundancy,
-            block_size=parse_size(block_size),
-            endgame=endgame,
-            token=_token(token_file),
-            dest=dest,
-            encryption=encryption,
-            stall_timeout=stall_timeout,
-            meta=dict(m.split("=", 1) for m in meta if "=" in m),
+            address=address, paths=tuple(paths), mem=mem, token=_token(token_file), **values
         )
         from policy.base import ControllerConfig, check_spec
 
-        check_spec(cfg.policy_spec, ControllerConfig(min_streams, max_streams, streams, mi))
+        check_spec(
+            cfg.policy_spec,
+            ControllerConfig(cfg.min_streams, cfg.max_streams, cfg.streams, cfg.mi),
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     show = not (quiet or as_json or json_stream) and sys.stderr.isatty()
@@ -356,7 +216,7 @@ def run_send(
     cfg: SenderConfig, log_path: str | None, *, json_stream: bool = False, progress: bool = False
 ) -> dict[str, Any]:
     """Run one transfer with the chosen outputs; returns the summary."""
-    from xfer.api import send_async
+    from xfer.api import transfer
     from xfer.progress import Progress
 
     prog = Progress(cfg) if progress else None
@@ -368,19 +228,7 @@ def run_send(
             prog.update(rec)
 
     async def main() -> dict[str, Any]:
-        task = asyncio.ensure_future(
-            send_async(
-                cfg.paths,
-                cfg.address,
-                on_interval=on_interval,
-                log=log_path,
-                **{
-                    k: getattr(cfg, k)
-                    for k in cfg.__dataclass_fields__
-                    if k not in ("paths", "address")
-                },
-            )
-        )
+        task = asyncio.ensure_future(transfer(cfg, on_interval=on_interval, log=log_path))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)

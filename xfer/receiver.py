@@ -23,7 +23,7 @@ import xxhash
 
 from xfer.addr import split_hostport as split_hostport  # re-exported (was defined here)
 from xfer.channel import Channel, PeerClosed, Stalled, recv_exact, set_timeouts
-from xfer.config import check_encryption, is_loopback
+from xfer.config import ReceiverConfig as ReceiverConfig  # re-exported (was defined here)
 from xfer.crypto import (
     CIPHER,
     TAG,
@@ -58,55 +58,6 @@ from xfer.store import Store, StoreError
 from xfer.transport import listen_any
 
 log = logging.getLogger("xfer.receiver")
-
-
-@dataclass(frozen=True, slots=True)
-class ReceiverConfig:
-    """Settings of ``xfer recv`` (one field per CLI option)."""
-
-    root: str
-    """Directory under which everything is written (created if missing)."""
-    listen: str = "127.0.0.1:5000"
-    """HOST:PORT to listen on (port 0 picks a free port)."""
-    token: bytes | None = None
-    """Shared secret; ``None`` means no authentication (loopback only unless ``insecure``)."""
-    insecure: bool = False
-    """Allow listening on a non-loopback address without a token."""
-    once: bool = False
-    """Exit after the first session ends."""
-    fsync: bool = True
-    """fdatasync data before journaling it and before the final rename."""
-    max_sessions: int = 32
-    """Concurrent sessions; more are refused with a clear error."""
-    max_streams: int = 256
-    """Data connections per session."""
-    max_block: int = 16 << 20
-    """Largest block accepted, advertised in READY (senders use no larger blocks). Receive
-    memory per session is bounded by ``max_streams * max_block``."""
-    max_files: int = 2_000_000
-    """Entries per manifest."""
-    max_open_files: int = 128
-    """Partial files kept open per session."""
-    handshake_timeout: float = 15.0
-    """Seconds a new connection has to identify itself."""
-    max_pending: int = 512
-    """Connections accepted but not yet identified (first frame); more are closed at once."""
-    stall_timeout: float = 60.0
-    """Seconds without progress after which a data connection is dropped."""
-    sync_interval: float = 1.0
-    """Seconds between making written data durable and journaling it."""
-    encryption: str = "auto"
-    """``auto``: encrypt the sessions whose sender asks for it; ``on``: refuse senders that
-    do not; ``off``: refuse senders that do."""
-
-    def __post_init__(self) -> None:
-        check_encryption(self.encryption)
-        host, _ = split_hostport(self.listen)
-        if self.token is None and not self.insecure and not is_loopback(host):
-            raise ValueError(
-                f"refusing to listen on {host} without a token: give --token-file or "
-                "XFER_TOKEN, or --insecure to allow unauthenticated transfers"
-            )
 
 
 @dataclass
