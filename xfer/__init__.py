@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from xfer.api import Receiver, send, send_async, transfer
+    from xfer.api import Interval, Receiver, send, send_async, transfer
 
-__all__ = ["Receiver", "send", "send_async", "transfer", "__version__"]
+__all__ = ["Interval", "Receiver", "send", "send_async", "transfer", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("send", "send_async", "transfer", "Receiver"):
+    if name in ("Interval", "Receiver", "send", "send_async", "transfer"):
         from xfer import api
 
         return getattr(api, name)

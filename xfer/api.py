@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from xfer.config import ReceiverConfig, SenderConfig
+from xfer.interval import Interval
 from xfer.receiver import Receiver as _Receiver
 from xfer.sender import Sender
 
-__all__ = ["Receiver", "send", "send_async", "transfer"]
+__all__ = ["Interval", "Receiver", "send", "send_async", "transfer"]
 
-Callback = Callable[[dict[str, Any]], None]
+Callback = Callable[[Interval], None]
 
 
 async def send_async(
@@ -31,7 +32,8 @@ async def send_async(
 ) -> dict[str, Any]:
     """Send ``paths`` (or ``mem=True, mem_size=...``) to ``address``; returns the summary
     (the ``--json`` object). ``options`` are :class:`xfer.config.SenderConfig` fields;
-    ``on_interval`` gets each MI's record; ``log`` writes a Parquet run log."""
+    ``on_interval`` gets each MI's :class:`xfer.interval.Interval` (``.to_dict()`` is the
+    ``--json-stream`` record); ``log`` writes a Parquet run log."""
     if isinstance(paths, str):
         paths = [paths]
     cfg = SenderConfig(address=address, paths=tuple(paths), **options)
@@ -48,25 +50,12 @@ async def transfer(
         from xfer.runlog import RunLog
 
         runlog = RunLog(log, {"policy": cfg.policy_spec, **cfg.meta})
-    callback = on_interval
 
-    def record(rec: dict[str, Any]) -> None:
+    def record(rec: Interval) -> None:
         if runlog is not None:
-            from policy.signals import PathSignal, SignalVector
-
-            fields = {k: rec[k] for k in SignalVector.__dataclass_fields__ if k != "paths"}
-            paths_ = tuple(PathSignal(**p) for p in rec.get("paths", ()))
-            runlog.append(
-                SignalVector(**fields, paths=paths_),
-                utility=rec["utility"],
-                reward=rec["reward"],
-                action=rec["action"],
-                drain=bool(rec.get("drain")),
-            )
-        if callback is not None:
-            if not cfg.mem:  # the sender's catalog: nobody scans the tree again for a total
-                rec["bytes_total"] = sender.catalog.total_bytes
-            callback(rec)
+            runlog.append(rec)
+        if on_interval is not None:
+            on_interval(rec)
 
     sender = Sender(cfg, record)
     try:

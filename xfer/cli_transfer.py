@@ -217,13 +217,14 @@ def run_send(
 ) -> dict[str, Any]:
     """Run one transfer with the chosen outputs; returns the summary."""
     from xfer.api import transfer
+    from xfer.interval import Interval
     from xfer.progress import Progress
 
     prog = Progress(cfg) if progress else None
 
-    def on_interval(rec: dict[str, Any]) -> None:
+    def on_interval(rec: Interval) -> None:
         if json_stream:
-            click.echo(json.dumps(rec))
+            click.echo(json.dumps(rec.to_dict()))
         if prog is not None:
             prog.update(rec)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -17,6 +15,7 @@ from rich.progress import (
 )
 
 from xfer.config import SenderConfig
+from xfer.interval import Interval
 
 
 class Progress:
@@ -45,14 +44,13 @@ class Progress:
     def __exit__(self, *exc: object) -> None:
         self._p.__exit__(None, None, None)
 
-    def update(self, rec: dict[str, Any]) -> None:
-        loss = rec.get("loss_rate")
-        rtt = rec.get("rtt_ms")
+    def update(self, rec: Interval) -> None:
+        sig, loss, rtt = rec.signal, rec.signal.loss_rate, rec.signal.rtt_ms
         info = (
-            f"{rec['streams']:>3} streams  {rec['throughput_bps'] / 1e9:6.2f} Gbit/s  "
+            f"{sig.streams:>3} streams  {sig.throughput_bps / 1e9:6.2f} Gbit/s  "
             f"loss {'?' if loss is None else f'{loss * 100:.3f}%'}  "
             f"rtt {'?' if rtt is None else f'{rtt:.1f} ms'}"
         )
-        if self.total is None and rec.get("bytes_total") is not None:
-            self.total = int(rec["bytes_total"])
-        self._p.update(self._task, total=self.total, completed=rec.get("bytes_done", 0), info=info)
+        if self.total is None and rec.bytes_total is not None:
+            self.total = rec.bytes_total
+        self._p.update(self._task, total=self.total, completed=rec.bytes_done, info=info)

@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from policy.signals import SignalVector
+from xfer.interval import Interval
 
 RUNLOG_VERSION = "1"
 """Version of the run-log schema, stored as metadata key ``xfer_runlog``."""
@@ -109,23 +109,15 @@ class RunLog:
         """Rows appended so far."""
         return int(self._table.num_rows) + len(self._rows["t"])
 
-    def append(
-        self,
-        signal: SignalVector,
-        *,
-        utility: float | None,
-        reward: float | None,
-        action: int | None,
-        drain: bool = False,
-    ) -> None:
+    def append(self, interval: Interval) -> None:
         """Add the row of one MI: what it measured, its utility and reward, the action taken,
-        and whether it was a drain MI (all data in flight; the stream count was left alone)."""
+        and whether it was a drain MI (all data in flight; the stream count was left alone).
+        The record's fields outside :data:`SCHEMA` (``bytes_done``, ``cc``) are not stored."""
         if self._closed:
             raise RuntimeError(f"run log {self.path} is closed; append() after close()")
-        d = signal.to_dict()
-        d.update(utility=utility, reward=reward, action=action, drain=drain)
+        row = interval.to_dict()
         for name, col in self._rows.items():
-            col.append(d.get(name))
+            col.append(row.get(name))
         if len(self._rows["t"]) >= self.flush_every:
             self.flush()
 

@@ -17,6 +17,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from policy.base import ControllerConfig, make_controller
@@ -35,6 +36,7 @@ from xfer.crypto import (
 )
 from xfer.decider import Decider
 from xfer.errors import Exit, RemoteError, XferError
+from xfer.interval import Interval
 from xfer.manifest import FILE, Entry, ScanResult, scan
 from xfer.monitor import Monitor
 from xfer.pool import COPY_AGE_S, StreamPool
@@ -62,7 +64,7 @@ from xfer.sources import FileSource, MemSource, mmap_digest
 
 log = logging.getLogger("xfer.sender")
 
-Callback = Callable[[dict[str, Any]], None]
+Callback = Callable[[Interval], None]
 
 
 class Sender:
@@ -89,11 +91,11 @@ class Sender:
         self.max_block = cfg.block_size
         self.rate_Bps: float | None = None
         """Goodput of the last MI, bytes/s (sizes the tail of a --duration run)."""
-        self._records: deque[dict[str, Any]] = deque()
+        self._records: deque[Interval] = deque()
         """Interval records not yet reported: the one waiting for its MI's decision and any
         after it."""
-        self._deciding: dict[str, Any] | None = None
-        """The record of the MI whose decision is outstanding."""
+        self._deciding = False
+        """The first of ``_records`` waits for its MI's decision."""
         self.drain_since: float | None = None
         """When all data was first in flight (the drain began)."""
         self.keys: SessionKeys | None = None
@@ -333,8 +335,8 @@ class Sender:
                 await reader
         finally:
             decider.close()
-            if self._deciding is not None:  # a decision that never came: report its MI anyway
-                self._deciding["action"], self._deciding = None, None
+            if self._deciding:  # a decision that never came: report its MI anyway
+                self._decided(None)
             self._emit_ready()
             reader.cancel()
             finished.cancel()
@@ -381,25 +383,17 @@ class Sender:
         u = utility_of(sig, UtilityConfig())
         r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
         self.intervals += 1
-        rec = {
-            "event": "interval",
-            **sig.to_dict(),
-            "utility": u,
-            "reward": r,
-            "action": 0,
-            "bytes_done": acked,
-            "cc": pool.cc,
-            "drain": drain,
-        }
-        self._records.append(rec)
+        total = None if self.cfg.mem else self.catalog.total_bytes
+        rec = Interval(sig, u, r, 0, bytes_done=acked, cc=pool.cc, drain=drain, bytes_total=total)
         if drain:  # only blocks in flight remain: a falling rate here is not congestion
             pass
         elif decider.busy:  # the controller is late: this MI gets no decision of its own
             log.info("controller still deciding at the end of MI %d", self.intervals)
-            rec["action"] = None
+            rec = replace(rec, action=None)
         else:
             decider.start(sig, (streams, u, sig))
-            self._deciding = rec
+            self._deciding = True
+        self._records.append(rec)
         self._emit_ready()
         return u
 
@@ -409,8 +403,6 @@ class Sender:
         if got is None:
             return
         target, (streams, u, sig) = got
-        rec, self._deciding = self._deciding, None
-        assert rec is not None
         pool = self.pool
         assert pool is not None
         target = ccfg.clip(target)
@@ -418,12 +410,18 @@ class Sender:
         if self.cc_auto is not None:
             pool.cc = self.cc_auto.update(sig, u)
             pool.recycle(max(1, target // 4))
-        rec["action"] = target - streams
+        self._decided(target - streams)
+
+    def _decided(self, action: int | None) -> None:
+        """The waiting MI's decision came (``action`` None: it never will): report it."""
+        assert self._deciding
+        self._records[0] = replace(self._records[0], action=action)
+        self._deciding = False
         self._emit_ready()
 
     def _emit_ready(self) -> None:
         """Report finished MIs in order (an MI waiting for its decision holds later ones)."""
-        while self._records and self._records[0] is not self._deciding:
+        while self._records and not self._deciding:
             rec = self._records.popleft()
             if self.on_interval is not None:
                 self.on_interval(rec)

@@ -57,7 +57,7 @@ def test_acks_flow_while_the_controller_is_deciding(tmp_path, sleepy, monkeypatc
     src = tmp_path / "src"
     src.mkdir()
     (src / "data").write_bytes(os.urandom(40 << 20))  # about 4 s at 2 x 40 Mbit/s
-    records: list[dict] = []
+    records: list[xfer.Interval] = []
     with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
         s = xfer.send(
             str(src), rx.address, policy="sleepy", mi=0.5, stream_rate_bps=40e6,
@@ -70,6 +70,6 @@ def test_acks_flow_while_the_controller_is_deciding(tmp_path, sleepy, monkeypatc
     assert len(during) >= 5, (len(during), len(acks))  # ACKs were read meanwhile
     # the MIs that ended during the slow decision were reported without a decision of their
     # own, and the late decision was reported with the MI it was asked for
-    assert any(r["action"] is None for r in records)
-    assert records[0]["action"] == 0  # the slow one, reported first: records stay in MI order
-    assert [r["t"] for r in records] == sorted(r["t"] for r in records)
+    assert any(r.action is None for r in records)
+    assert records[0].action == 0  # the slow one, reported first: records stay in MI order
+    assert [r.signal.t for r in records] == sorted(r.signal.t for r in records)

@@ -55,7 +55,7 @@ def test_schedule_changes_streams_mid_transfer(tmp_path, receiver) -> None:
         stream_rate_bps=40e6,
         block_size=256 << 10,
         max_streams=16,
-        on_interval=lambda r: seen.append(r["streams"]),
+        on_interval=lambda r: seen.append(r.signal.streams),
     )
     assert s["exit_code"] == 0 and s["verified"], s
     assert (tmp_path / "dst" / "big.bin").read_bytes() == src.read_bytes()

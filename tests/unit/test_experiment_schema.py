@@ -166,6 +166,7 @@ def _log(
 ) -> str:
     from policy.signals import SignalVector
     from policy.utility import utility
+    from xfer.interval import Interval
     from xfer.runlog import RunLog
 
     with RunLog(path, {"policy": policy, "label": policy, "scenario": "paper-fig1", **meta}) as log:
@@ -175,7 +176,7 @@ def _log(
                 rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
                 retrans_segs=1, data_segs_out=100,
             )  # fmt: skip
-            log.append(sv, utility=utility(x, n, 0.0), reward=0.0, action=0)
+            log.append(Interval(sv, utility=utility(x, n, 0.0), reward=0.0, action=0))
     return str(path)
 
 

@@ -21,6 +21,7 @@ from lab.report import print_summary, report_cmd
 from lab.runlog import read_run, read_runs
 from policy.signals import PathSignal, SignalVector
 from policy.utility import utility
+from xfer.interval import Interval
 from xfer.runlog import SCHEMA, RunLog
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
@@ -48,7 +49,9 @@ def write_log(path: Path, meta: dict[str, str], rows: Sequence[tuple[int, float,
     with RunLog(path, meta) as log:
         for i, (n, mbit, rt) in enumerate(rows):
             s = sig(i + 1.0, n, mbit, retrans=rt)
-            log.append(s, utility=utility(s.throughput_bps, n, s.loss_rate), reward=0.0, action=n)
+            log.append(
+                Interval(s, utility=utility(s.throughput_bps, n, s.loss_rate), reward=0.0, action=n)
+            )
     return path
 
 
@@ -59,8 +62,8 @@ def test_roundtrip_schema_metadata_and_nulls(tmp_path: Path) -> None:
     p = tmp_path / "r.parquet"
     path = PathSignal("10.1.0.1->10.2.0.2", 2, 5e7, None, 12.5)
     with RunLog(p, {"policy": "gd", "scenario": "fig1", "rep": 3}) as log:
-        log.append(sig(1.0, 4, 100.0, paths=(path,)), utility=1.5, reward=1.0, action=5)
-        log.append(sig(2.0, 5, 0.0, segs=0), utility=0.0, reward=-1.0, action=5)
+        log.append(Interval(sig(1.0, 4, 100.0, paths=(path,)), utility=1.5, reward=1.0, action=5))
+        log.append(Interval(sig(2.0, 5, 0.0, segs=0), utility=0.0, reward=-1.0, action=5))
     run = read_run(p)
     assert run.table.schema.equals(SCHEMA)
     assert run.meta["policy"] == "gd" and run.meta["scenario"] == "fig1" and run.meta["rep"] == "3"
@@ -89,12 +92,12 @@ def test_flushes_every_ten_rows_and_refuses_appends_after_close(tmp_path: Path) 
     log = RunLog(p, {"policy": "fixed:4"})
     assert pq.read_table(p).num_rows == 0  # valid from the start
     for i in range(15):
-        log.append(sig(i + 1.0, 4, 10.0), utility=1.0, reward=0.0, action=4)
+        log.append(Interval(sig(i + 1.0, 4, 10.0), utility=1.0, reward=0.0, action=4))
     assert pq.read_table(p).num_rows == 10
     log.close()
     assert pq.read_table(p).num_rows == 15
     with pytest.raises(RuntimeError, match="closed"):
-        log.append(sig(16.0, 4, 10.0), utility=1.0, reward=0.0, action=4)
+        log.append(Interval(sig(16.0, 4, 10.0), utility=1.0, reward=0.0, action=4))
 
 
 def test_a_killed_run_leaves_a_readable_log(tmp_path: Path) -> None:
@@ -102,12 +105,13 @@ def test_a_killed_run_leaves_a_readable_log(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import os, signal
         from policy.signals import SignalVector
+        from xfer.interval import Interval
         from xfer.runlog import RunLog
         log = RunLog({str(p)!r}, {{"policy": "bo"}})
         for i in range(25):
             s = SignalVector(t=i + 1.0, mi_s=1.0, streams=3, throughput_bps=1e6, goodput_bps=1e6,
                              loss_rate=0.0, rtt_ms=1.0, min_rtt_ms=1.0, rtt_gradient=0.0, rtt_ratio=1.0)
-            log.append(s, utility=1.0, reward=0.0, action=3)
+            log.append(Interval(s, utility=1.0, reward=0.0, action=3))
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     root = Path(__file__).resolve().parents[2]
@@ -235,7 +239,7 @@ def test_drain_mis_are_marked_and_left_out_of_the_means(tmp_path: Path) -> None:
     with RunLog(p, {"policy": "ppo"}) as log:
         for i, (mbit, drain) in enumerate([(100.0, False), (300.0, False), (5.0, True)]):
             s = sig(i + 1.0, 4, mbit)
-            log.append(s, utility=mbit, reward=0.0, action=0, drain=drain)
+            log.append(Interval(s, utility=mbit, reward=0.0, action=0, drain=drain))
     run = read_run(p)
     assert run.table.column("drain").to_pylist() == [False, False, True]
     assert run_mean_throughput(run) == pytest.approx(200e6)  # the 5 Mbit/s tail is not counted
