@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import socket
 import struct
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, Protocol
 
 from xfer.protocol import MAX_CTRL_FRAME, Frame, FrameDecoder, Msg, encode
 
@@ -27,7 +28,6 @@ class Channel:
         self.sock = sock
         self.loop = asyncio.get_running_loop()
         self.decoder = FrameDecoder(max_frame)
-        self._frames: list[Frame] = []
         self._send_lock = asyncio.Lock()
         self._sealer: FrameSealer | None = None
 
@@ -44,13 +44,14 @@ class Channel:
         """The next frame; raises PeerClosed at EOF, ProtocolError on a bad frame,
         TimeoutError after ``timeout`` seconds."""
         async with asyncio.timeout(timeout):
-            while not self._frames:
+            while True:
+                frame = next(self.decoder.frames(), None)  # one frame: the rest stays buffered
+                if frame is not None:
+                    return frame
                 data = await self.loop.sock_recv(self.sock, 1 << 16)
                 if not data:
                     raise PeerClosed("peer closed the control connection")
                 self.decoder.feed(data)
-                self._frames.extend(self.decoder.frames())
-        return self._frames.pop(0)
 
     async def send(self, msg: Msg, body: dict[str, Any] | None = None) -> None:
         data = encode(msg, body)
@@ -106,3 +107,47 @@ def send_all(sock: socket.socket, data: bytes | memoryview, flags: int = 0) -> N
         sock.sendall(data, flags)
     except BlockingIOError:
         raise Stalled("no send progress within the stall timeout") from None
+
+
+# ------------------------------------------------------------------- sans-IO connections
+
+
+class Connection(Protocol):
+    """What :class:`Link` needs of a sans-IO connection (``xfer.connection``)."""
+
+    def receive_data(self, data: bytes) -> None: ...
+    def next_event(self, now: float) -> Any: ...
+    def data_to_send(self) -> bytes: ...
+
+
+class Link:
+    """Carries a sans-IO connection's bytes over a non-blocking socket: the only place its
+    control connection touches the network and the clock."""
+
+    def __init__(self, sock: socket.socket, conn: Connection) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self.conn = conn
+        self.loop = asyncio.get_running_loop()
+        self._send_lock = asyncio.Lock()
+
+    async def flush(self) -> None:
+        """Send whatever the connection has queued (frames leave in the order queued)."""
+        async with self._send_lock:
+            data = self.conn.data_to_send()
+            if data:
+                await self.loop.sock_sendall(self.sock, data)
+
+    async def next_event(self, timeout: float | None = None) -> Any:
+        """The connection's next event, reading as needed (and sending its answers); raises
+        PeerClosed at EOF, TimeoutError after ``timeout`` seconds."""
+        async with asyncio.timeout(timeout):
+            while True:
+                event = self.conn.next_event(time.monotonic())
+                await self.flush()
+                if event is not None:
+                    return event
+                data = await self.loop.sock_recv(self.sock, 1 << 16)
+                if not data:
+                    raise PeerClosed("peer closed the control connection")
+                self.conn.receive_data(data)

@@ -12,49 +12,39 @@ import asyncio
 import gc
 import logging
 import os
-import secrets
 import socket
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from policy.base import ControllerConfig, make_controller
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.addr import split_hostport
-from xfer.channel import Channel, PeerClosed
+from xfer.channel import Link, PeerClosed
 from xfer.config import SenderConfig
-from xfer.crypto import (
-    CIPHER,
-    FrameOpener,
-    FrameSealer,
-    KeyExchange,
-    SessionKeys,
-    session_keys,
+from xfer.connection import (
+    Acked,
+    FilesDone,
+    PeerError,
+    Ready,
+    SenderConnection,
+    Summary,
+    Welcomed,
 )
+from xfer.crypto import CIPHER, SessionKeys
 from xfer.decider import Decider
 from xfer.errors import Exit, RemoteError, XferError
 from xfer.interval import Interval
 from xfer.manifest import FILE, Entry, ScanResult, scan
 from xfer.monitor import Monitor
 from xfer.pool import COPY_AGE_S, StreamPool
-from xfer.protocol import (
-    VERSION,
-    Msg,
-    ProtocolError,
-    check_proof,
-    data_secret,
-    int_list,
-    need,
-    proof,
-)
+from xfer.protocol import ProtocolError
 from xfer.session import (
-    SENDER_TABLE,
     BlockScheduler,
     BlockSizing,
-    Machine,
     State,
     file_extents,
     mem_extents,
@@ -65,6 +55,7 @@ from xfer.sources import FileSource, MemSource, mmap_digest
 log = logging.getLogger("xfer.sender")
 
 Callback = Callable[[Interval], None]
+E = TypeVar("E")
 
 
 class Sender:
@@ -82,7 +73,8 @@ class Sender:
         self.verify_failures: dict[tuple[int, int], int] = {}
         self.error: XferError | None = None
         self.started = time.monotonic()
-        self.machine = Machine(SENDER_TABLE)
+        self.conn = SenderConnection([])
+        """The control connection's protocol (sans-IO); replaced when the transfer starts."""
         self.pool: StreamPool | None = None
         self.remote: dict[str, Any] = {}
         self.intervals = 0
@@ -103,13 +95,13 @@ class Sender:
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
-        ch: Channel | None = None
+        sock: socket.socket | None = None
         try:
             if not self.cfg.mem:
                 self.catalog = await asyncio.to_thread(scan, self.cfg.paths, self.cfg.dest)
                 gc.freeze()  # the catalog lives until the end: keep the collector off it
-            ch = await self._connect()
-            await self._transfer(ch)
+            sock = await self._connect()
+            await self._transfer(sock)
         except XferError as exc:
             self.error = exc
         except ProtocolError as exc:
@@ -123,12 +115,12 @@ class Sender:
             if self.pool is not None:
                 self.pool.stop()
                 await asyncio.to_thread(self.pool.join, 5.0)
-            if ch is not None:
-                ch.close()
+            if sock is not None:
+                sock.close()
             gc.unfreeze()
         return self.summary()
 
-    async def _connect(self) -> Channel:
+    async def _connect(self) -> socket.socket:
         host, port = split_hostport(self.cfg.address)
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -141,79 +133,39 @@ class Sender:
             sock.close()
             raise
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return Channel(sock)
+        return sock
 
-    async def _expect(self, ch: Channel, timeout: float | None = None) -> Any:
-        frame = await ch.recv(timeout)
-        self.machine.on(frame.msg)
-        if frame.msg is Msg.ERROR:
-            raise RemoteError(
-                str(frame.body.get("code", "protocol")),
-                f"receiver: {frame.body.get('message', 'error')}",
-            )
-        return frame
+    async def _expect(self, link: Link, kind: type[E], timeout: float | None = None) -> E:
+        event = await link.next_event(timeout)
+        if isinstance(event, PeerError):
+            raise RemoteError(event.code, f"receiver: {event.message}")
+        assert isinstance(event, kind), event  # the table allows nothing else here
+        return event
 
-    async def _handshake(self, ch: Channel) -> tuple[str, bytes]:
-        cnonce = secrets.token_hex(16)
-        hello: dict[str, Any] = {"version": VERSION, "nonce": cnonce}
-        kx = KeyExchange() if self.cfg.encrypt else None
-        if kx is not None:
-            hello.update(enc=CIPHER, kx=kx.public_hex)
-        await ch.send(Msg.HELLO, hello)
-        chal = await self._expect(ch, self.cfg.connect_timeout)
-        snonce = need(chal.body, "nonce", str, Msg.CHALLENGE)
-        session, secret = await self._authenticate(ch, chal, snonce, cnonce)
-        if kx is not None:  # everything after WELCOME is sealed, both ways
-            if chal.body.get("enc") != CIPHER:
-                raise XferError(
-                    "the receiver does not offer encryption (an older xfer?): upgrade it, or "
-                    "give --encryption off on a network you trust",
-                    Exit.PROTOCOL,
-                )
-            self.keys = session_keys(secret, kx.shared(chal.body.get("kx")), snonce, cnonce)
-            ch.secure(FrameSealer(self.keys.to_receiver), FrameOpener(self.keys.to_sender))
-        return session, secret
-
-    async def _authenticate(
-        self, ch: Channel, chal: Any, snonce: str, cnonce: str
-    ) -> tuple[str, bytes]:
-        token = self.cfg.token
-        if chal.body.get("auth_required") and token is None:
-            raise XferError(
-                "the receiver requires a token: give --token-file or XFER_TOKEN", Exit.AUTH
-            )
-        body = {"proof": proof(token, b"xfer-client", snonce, cnonce)} if token else {}
-        await ch.send(Msg.AUTH, body)
-        welcome = await self._expect(ch, self.cfg.connect_timeout)
-        session = need(welcome.body, "session", str, Msg.WELCOME)
-        if token:
-            if not check_proof(
-                proof(token, b"xfer-server", snonce, cnonce), welcome.body.get("proof")
-            ):
-                raise XferError("the receiver failed to prove it knows the token", Exit.AUTH)
-            return session, data_secret(token, snonce, cnonce)
-        return session, bytes.fromhex(need(welcome.body, "data_secret", str, Msg.WELCOME))
-
-    async def _transfer(self, ch: Channel) -> None:
+    async def _transfer(self, sock: socket.socket) -> None:
         cfg = self.cfg
-        session, secret = await self._handshake(ch)
-        await ch.send(
-            Msg.OPEN,
-            {
-                "mode": "mem" if cfg.mem else "files",
-                "checksum": cfg.checksum,
-                "block_size": cfg.block_size,
-            },
+        conn = self.conn = SenderConnection(
+            self.catalog.entries,
+            token=cfg.token,
+            encrypt=cfg.encrypt,
+            mem=cfg.mem,
+            checksum=cfg.checksum,
+            block_size=cfg.block_size,
         )
-        rows = [e.wire() for e in self.catalog.entries]
-        for i in range(0, len(rows), 2000):
-            await ch.send(Msg.MANIFEST, {"entries": rows[i : i + 2000]})
-        await ch.send(Msg.MANIFEST_END, {})
-        ready = await self._expect(ch, max(60.0, cfg.stall_timeout))
-        sched = await asyncio.to_thread(self._scheduler, ready.body)
+        link = Link(sock, conn)
+        conn.start()
+        await link.flush()
+        welcome = await self._expect(link, Welcomed, cfg.connect_timeout)
+        self.keys = welcome.keys
+        conn.send_open()
+        while conn.send_manifest():
+            await link.flush()
+        await link.flush()
+        ready = await self._expect(link, Ready, max(60.0, cfg.stall_timeout))
+        sched = await asyncio.to_thread(self._scheduler, ready)
         if not cfg.mem:  # which journaled ranges still match our files (the rest is stale)
-            keep = {str(k): [list(r) for r in v] for k, v in self.kept.items()}
-            await ch.send(Msg.KEEP, {"have": keep})
+            conn.send_keep(self.kept)
+            await link.flush()
         entries = self.catalog.entries
         mem = MemSource() if cfg.mem else None  # one chunk shared by all streams
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
@@ -221,40 +173,28 @@ class Sender:
             cfg,
             sched,
             monitor,
-            session,
-            secret,
+            welcome.session,
+            welcome.secret,
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
             sizing=BlockSizing(max_block=self.max_block, mi_s=cfg.mi) if cfg.endgame else None,
             keys=self.keys,
         )
-        await self._drive(ch, sched, monitor)
+        await self._drive(link, sched, monitor)
 
-    def _scheduler(self, ready: dict[str, Any]) -> BlockScheduler:
+    def _scheduler(self, ready: Ready) -> BlockScheduler:
         """Skip what the receiver already has, after checking its hashes against ours."""
         cfg = self.cfg
-        limit = ready.get("max_block")
-        block = (
-            min(cfg.block_size, limit) if isinstance(limit, int) and limit > 0 else cfg.block_size
-        )
+        block = min(cfg.block_size, ready.max_block or cfg.block_size)
         self.max_block = block
         if cfg.mem:
             return BlockScheduler(
                 mem_extents(cfg.mem_size), block, cfg.endgame, remaining=cfg.mem_size
             )
         entries = self.catalog.entries
-        for fid in ready.get("done", []):
-            if isinstance(fid, int) and 0 <= fid < len(entries):
-                self.files_done.add(fid)
-                self.bytes_skipped += entries[fid].size
-        have: dict[int, list[tuple[int, int]]] = {}
-        raw = ready.get("have", {})
-        if not isinstance(raw, dict):
-            raise ProtocolError("READY.have must be an object")
-        for key, ranges in raw.items():
-            fid = int(key)
-            if not 0 <= fid < len(entries) or entries[fid].kind != FILE:
-                raise ProtocolError(f"READY names unknown file id {key}")
-            have[fid] = self._matching(entries[fid], int_list(ranges, 3, "READY.have"))
+        for fid in ready.done:
+            self.files_done.add(fid)
+            self.bytes_skipped += entries[fid].size
+        have = {fid: self._matching(entries[fid], rows) for fid, rows in ready.have.items()}
         self.kept = have
         todo = [e for e in entries if e.id not in self.files_done]
         return BlockScheduler(
@@ -277,7 +217,7 @@ class Sender:
             os.close(fd)
         return ok
 
-    async def _drive(self, ch: Channel, sched: BlockScheduler, monitor: Monitor) -> None:
+    async def _drive(self, link: Link, sched: BlockScheduler, monitor: Monitor) -> None:
         """The MI loop: monitor, controller, pool; and the acks coming back."""
         cfg = self.cfg
         assert self.pool is not None
@@ -291,7 +231,7 @@ class Sender:
         self.cc_auto = CcChooser() if cfg.cc == "auto" else None
         self.pool.cc = self.cc_auto.current if self.cc_auto else cfg.cc
         self.pool.set_target(ccfg.clip(controller.initial()))
-        reader = asyncio.ensure_future(self._read_acks(ch, sched))
+        reader = asyncio.ensure_future(self._read_acks(link, sched))
         u_prev: float | None = None
         deadline = self.started + cfg.duration if cfg.duration else None
         next_mi = time.monotonic() + cfg.mi
@@ -329,8 +269,8 @@ class Sender:
                 await asyncio.wait(decider.waitable(), timeout=cfg.mi)
                 self._apply(decider, ccfg)
             self.pool.stop()
-            await ch.send(Msg.BYE, {})
-            self.machine.to(State.CLOSING)
+            self.conn.send_bye()
+            await link.flush()
             async with asyncio.timeout(max(30.0, cfg.stall_timeout)):
                 await reader
         finally:
@@ -426,27 +366,26 @@ class Sender:
             if self.on_interval is not None:
                 self.on_interval(rec)
 
-    async def _read_acks(self, ch: Channel, sched: BlockScheduler) -> None:
+    async def _read_acks(self, link: Link, sched: BlockScheduler) -> None:
         assert self.pool is not None
         while True:
-            frame = await self._expect(ch)
-            if frame.msg is Msg.SUMMARY:
-                self.remote = frame.body
+            event = await link.next_event()
+            if isinstance(event, PeerError):
+                raise RemoteError(event.code, f"receiver: {event.message}")
+            if isinstance(event, Summary):
+                self.remote = event.body
                 return
-            if frame.msg is Msg.ACK:
-                ok = int_list(frame.body.get("ok", []), 3, "ACK.ok")
-                bad = int_list(frame.body.get("bad", []), 3, "ACK.bad")
+            if isinstance(event, Acked):
                 with self.pool.cond:
-                    for fid, off, _ln in ok:
+                    for fid, off, _ln in event.ok:
                         sched.ack(fid, off)
-                    for fid, off, ln in bad:
+                    for fid, off, ln in event.bad:
                         self._bad_block(sched, fid, off, ln)
                     self.pool.cond.notify_all()
-            elif frame.msg is Msg.FILE_DONE:
-                for fid in frame.body.get("ids", []):
-                    if isinstance(fid, int) and 0 <= fid < len(self.catalog.entries):
-                        self._file_done(self.catalog.entries[fid])
-            if self.machine.state is State.ACTIVE and self._finished(sched):
+            elif isinstance(event, FilesDone):
+                for fid in event.ids:
+                    self._file_done(self.catalog.entries[fid])
+            if self.conn.state is State.ACTIVE and self._finished(sched):
                 self._all_confirmed.set()  # wake the MI loop now, not at its next tick
 
     def _file_done(self, e: Entry) -> None:
@@ -498,7 +437,7 @@ class Sender:
             complete = bool(sched and sched.done) and self.error is None
             total = acked
         else:
-            complete = not missing and self.error is None and self.machine.state is State.CLOSED
+            complete = not missing and self.error is None and self.conn.state is State.CLOSED
             total = self.catalog.total_bytes
         verified = complete and self.cfg.checksum
         code = Exit.OK if complete else (self.error.exit if self.error else Exit.INCOMPLETE)

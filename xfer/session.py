@@ -19,64 +19,105 @@ from xfer.protocol import Msg, ProtocolError
 
 
 class State(enum.Enum):
-    """States of a control connection (the same names on both sides)."""
+    """States of a control connection: where the conversation is, the same on both sides."""
 
-    HELLO = "hello"  # waiting for HELLO (receiver) / CHALLENGE (sender)
-    AUTH = "auth"  # waiting for AUTH (receiver) / WELCOME (sender)
-    OPEN = "open"  # waiting for OPEN
-    MANIFEST = "manifest"  # receiving MANIFEST batches until MANIFEST_END / waiting for READY
+    HELLO = "hello"  # nothing said yet: the sender's HELLO is next
+    CHALLENGE = "challenge"  # the receiver's CHALLENGE is next
+    AUTH = "auth"  # the sender's AUTH is next
+    WELCOME = "welcome"  # the receiver's WELCOME is next
+    OPEN = "open"  # the sender's OPEN is next
+    MANIFEST = "manifest"  # MANIFEST batches until MANIFEST_END
+    READY = "ready"  # the receiver's READY is next
+    KEEP = "keep"  # the sender's KEEP is next (files mode; memory mode has nothing to resume)
     ACTIVE = "active"  # blocks flow; ACK / FILE_DONE go back
-    CLOSING = "closing"  # BYE sent / received, SUMMARY pending
+    CLOSING = "closing"  # BYE said, SUMMARY pending (the last ACK / FILE_DONE may come first)
     CLOSED = "closed"  # terminal: finished cleanly
     FAILED = "failed"  # terminal: an ERROR was sent or received
 
 
-RECEIVER_TABLE: dict[tuple[State, Msg], State] = {
-    (State.HELLO, Msg.HELLO): State.AUTH,
-    (State.AUTH, Msg.AUTH): State.OPEN,
+SENT_BY_SENDER = frozenset(
+    {Msg.HELLO, Msg.AUTH, Msg.OPEN, Msg.MANIFEST, Msg.MANIFEST_END, Msg.KEEP, Msg.BYE}
+)
+"""Control messages only the sender sends; the others (but ERROR, either side's) are the
+receiver's."""
+
+TABLE: dict[tuple[State, Msg], State] = {
+    (State.HELLO, Msg.HELLO): State.CHALLENGE,
+    (State.CHALLENGE, Msg.CHALLENGE): State.AUTH,
+    (State.AUTH, Msg.AUTH): State.WELCOME,
+    (State.WELCOME, Msg.WELCOME): State.OPEN,
     (State.OPEN, Msg.OPEN): State.MANIFEST,
     (State.MANIFEST, Msg.MANIFEST): State.MANIFEST,
-    (State.MANIFEST, Msg.MANIFEST_END): State.ACTIVE,
-    (State.ACTIVE, Msg.KEEP): State.ACTIVE,
-    (State.ACTIVE, Msg.BYE): State.CLOSED,
-}
-"""What the receiver accepts from the sender in each state, and the state that follows.
-An ERROR from the peer moves any state to FAILED; anything else is out of order."""
-
-SENDER_TABLE: dict[tuple[State, Msg], State] = {
-    (State.HELLO, Msg.CHALLENGE): State.AUTH,
-    (State.AUTH, Msg.WELCOME): State.MANIFEST,
-    (State.MANIFEST, Msg.READY): State.ACTIVE,
+    (State.MANIFEST, Msg.MANIFEST_END): State.READY,
+    (State.READY, Msg.READY): State.KEEP,
+    (State.KEEP, Msg.KEEP): State.ACTIVE,
     (State.ACTIVE, Msg.ACK): State.ACTIVE,
     (State.ACTIVE, Msg.FILE_DONE): State.ACTIVE,
+    (State.ACTIVE, Msg.BYE): State.CLOSING,
     (State.CLOSING, Msg.ACK): State.CLOSING,
     (State.CLOSING, Msg.FILE_DONE): State.CLOSING,
     (State.CLOSING, Msg.SUMMARY): State.CLOSED,
 }
-"""What the sender accepts from the receiver in each state."""
+"""The conversation of a files session: (state, message) -> next state, for the messages of
+both sides (each message has one sender, :data:`SENT_BY_SENDER`). Both ends run it, each
+checking the peer's messages and its own. An ERROR, sent or received, moves any state but a
+terminal one to FAILED; anything else not listed is out of order."""
+
+MEM_TABLE: dict[tuple[State, Msg], State] = {
+    **{k: v for k, v in TABLE.items() if k[1] is not Msg.KEEP},
+    (State.READY, Msg.READY): State.ACTIVE,
+}
+"""The conversation of a memory session: no KEEP (nothing is journaled, nothing resumes).
+Both ends switch to it when OPEN says ``mode: mem``."""
+
+TERMINAL = frozenset({State.CLOSED, State.FAILED})
+
+
+class LocalProtocolError(Exception):
+    """We tried to send a message the table does not allow now: a bug in xfer, not the peer's
+    fault."""
 
 
 @dataclass
 class Machine:
-    """A table-driven state machine for one side of a control connection."""
+    """One side's view of a control connection, driven by :data:`TABLE` in both directions:
+    :meth:`on` for what the peer sent, :meth:`send` for what we are about to send."""
 
-    table: dict[tuple[State, Msg], State]
+    sender: bool
+    """True on the sending side (it may send :data:`SENT_BY_SENDER`), False on the receiver."""
+    table: dict[tuple[State, Msg], State] = field(default_factory=lambda: TABLE)
     state: State = State.HELLO
 
+    def ours(self, msg: Msg) -> bool:
+        return msg is Msg.ERROR or (msg in SENT_BY_SENDER) == self.sender
+
     def on(self, msg: Msg) -> State:
-        """Advance on a message from the peer; raise ProtocolError if it is out of order."""
-        if msg is Msg.ERROR:
+        """Advance on a message from the peer; ProtocolError if it is out of order or one only
+        we may send."""
+        if msg is Msg.ERROR and self.state not in TERMINAL:
             self.state = State.FAILED
             return self.state
         nxt = self.table.get((self.state, msg))
-        if nxt is None:
+        if nxt is None or self.ours(msg):
             raise ProtocolError(f"{msg.name} not allowed in state {self.state.value}")
         self.state = nxt
         return nxt
 
-    def to(self, state: State) -> None:
-        """Move on our own initiative (after sending BYE, or on a local error)."""
-        self.state = state
+    def send(self, msg: Msg) -> State:
+        """Advance on a message we send; LocalProtocolError (our bug) if the table does not
+        allow it now."""
+        if msg is Msg.ERROR and self.state not in TERMINAL:
+            self.state = State.FAILED
+            return self.state
+        nxt = self.table.get((self.state, msg))
+        if nxt is None or not self.ours(msg):
+            raise LocalProtocolError(f"cannot send {msg.name} in state {self.state.value}")
+        self.state = nxt
+        return nxt
+
+    def memory_mode(self) -> None:
+        """OPEN said ``mode: mem``: no KEEP in this conversation."""
+        self.table = MEM_TABLE
 
 
 # ------------------------------------------------------------------------ sender: blocks
@@ -387,13 +428,13 @@ class FileBook:
     def complete(self) -> bool:
         return self.verified >= self.entry.size
 
-    def add(self, offset: int, length: int) -> bool:
-        """Add a verified range; False if exactly this range is already there (a duplicate).
-        A range that partly overlaps another is a protocol error."""
+    def _place(self, offset: int, length: int) -> int | None:
+        """Where a new range goes in ``starts``; None if exactly this range is there (a
+        duplicate). A range that partly overlaps another is a protocol error."""
         if self.lengths.get(offset) == length:
-            return False
+            return None
         i = bisect.bisect_right(self.starts, offset)
-        if i and self.starts[i - 1] + self.lengths[self.starts[i - 1]] > offset:
+        if i and self.starts[i - 1] + self.lengths.get(self.starts[i - 1], 0) > offset:
             raise ProtocolError(
                 f"block at {offset} overlaps a verified block of {self.entry.path!r}"
             )
@@ -401,8 +442,16 @@ class FileBook:
             raise ProtocolError(
                 f"block at {offset} overlaps a verified block of {self.entry.path!r}"
             )
+        return i
+
+    def add(self, offset: int, length: int) -> bool:
+        """Add a verified range; False if exactly this range is already there (a duplicate).
+        A range that partly overlaps another is a protocol error."""
+        i = self._place(offset, length)
+        if i is None:
+            return False
+        self.lengths[offset] = length  # before ``starts``: a reader never sees a start alone
         self.starts.insert(i, offset)
-        self.lengths[offset] = length
         self.verified += length
         return True
 
@@ -430,6 +479,14 @@ class Book:
             )
         return fb
 
+    def admit(self, file_id: int, offset: int, length: int) -> bool:
+        """Should a block that arrived intact be written? False for a duplicate (this range
+        is verified already, or its file is done); ProtocolError if it lies outside the
+        manifest or overlaps a verified range. Only reads: the data path may call it while
+        the control side records blocks (a stale answer costs one harmless rewrite)."""
+        fb = self.check(file_id, offset, length)
+        return not fb.done and fb._place(offset, length) is not None
+
     def preload(self, file_id: int, offset: int, length: int) -> None:
         """Mark a range verified by an earlier session (from the journal)."""
         self.files[file_id].add(offset, length)
@@ -444,10 +501,11 @@ class Book:
             fb.add(off, ln)
 
     def verified(self, file_id: int, offset: int, length: int) -> tuple[bool, bool]:
-        """Record a verified block. Returns ``(new, file_now_complete)``; a duplicate (an
-        offset already verified) returns ``(False, False)`` and is counted in dup_bytes."""
+        """Record a verified block. Returns ``(new, file_now_complete)``; a duplicate (a range
+        already verified, or any block of a finished file) returns ``(False, False)`` and is
+        counted in dup_bytes. Only the control side calls it (one writer of the book)."""
         fb = self.files[file_id]
-        if not fb.add(offset, length):
+        if fb.done or not fb.add(offset, length):
             self.dup_bytes += length
             return False, False
         self.bytes_verified += length

@@ -13,8 +13,8 @@ import pytest
 
 import xfer
 from xfer.config import SenderConfig
+from xfer.connection import ReceiverConnection
 from xfer.dataset import trees_equal
-from xfer.receiver import Receiver as _Receiver
 
 from ..hostile import Proxy, Tamper
 from .conftest import make_tree
@@ -95,7 +95,7 @@ def test_a_mismatch_is_a_clear_error(tmp_path, rx_mode: str, tx_mode: str, messa
 
 def test_a_receiver_that_does_not_offer_encryption(tmp_path, monkeypatch) -> None:
     """An older receiver ignores HELLO's ``enc``: the sender refuses to go on in clear."""
-    monkeypatch.setattr(_Receiver, "_negotiate", lambda self, hello: (None, None))
+    monkeypatch.setattr(ReceiverConnection, "_negotiate", lambda self, hello: (None, None))
     src = tmp_path / "f.bin"
     src.write_bytes(os.urandom(1000))
     with xfer.Receiver(root=str(tmp_path / "dst")) as r:

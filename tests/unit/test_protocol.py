@@ -21,11 +21,12 @@ from xfer.protocol import (
     encode,
 )
 from xfer.session import (
-    RECEIVER_TABLE,
-    SENDER_TABLE,
+    MEM_TABLE,
+    TABLE,
     BlockScheduler,
     BlockSizing,
     Book,
+    LocalProtocolError,
     Machine,
     State,
     file_extents,
@@ -81,21 +82,37 @@ def test_block_headers() -> None:
 
 
 def test_machines_refuse_out_of_order_messages() -> None:
-    rx = Machine(RECEIVER_TABLE)
+    rx = Machine(sender=False)
     with pytest.raises(ProtocolError, match="MANIFEST not allowed in state hello"):
         rx.on(Msg.MANIFEST)
-    for msg in (Msg.HELLO, Msg.AUTH, Msg.OPEN, Msg.MANIFEST, Msg.MANIFEST_END):
+    rx.on(Msg.HELLO)
+    with pytest.raises(LocalProtocolError, match="cannot send WELCOME in state challenge"):
+        rx.send(Msg.WELCOME)  # our own moves go through the table too
+    with pytest.raises(ProtocolError, match="CHALLENGE not allowed"):
+        rx.on(Msg.CHALLENGE)  # the peer sending one of our messages
+    rx.send(Msg.CHALLENGE)
+    rx.on(Msg.AUTH)
+    rx.send(Msg.WELCOME)
+    for msg in (Msg.OPEN, Msg.MANIFEST, Msg.MANIFEST, Msg.MANIFEST_END):
         rx.on(msg)
-    assert rx.state is State.ACTIVE
-    assert rx.on(Msg.BYE) is State.CLOSED
-    tx = Machine(SENDER_TABLE)
+    assert rx.state is State.READY
+    rx.send(Msg.READY)
+    assert rx.on(Msg.KEEP) is State.ACTIVE
+    assert rx.send(Msg.ACK) is State.ACTIVE
+    assert rx.on(Msg.BYE) is State.CLOSING
+    assert rx.send(Msg.SUMMARY) is State.CLOSED
+    tx = Machine(sender=True)
     assert tx.on(Msg.ERROR) is State.FAILED
+    with pytest.raises(ProtocolError):
+        tx.on(Msg.ERROR)  # terminal
 
 
 def test_every_state_is_reachable_and_used() -> None:
-    for table in (RECEIVER_TABLE, SENDER_TABLE):
+    for table in (TABLE, MEM_TABLE):
         used = {s for s, _ in table} | set(table.values())
-        assert used <= set(State)
+        assert used | {State.FAILED} <= set(State)
+    assert ({s for s, _ in TABLE} | set(TABLE.values()) | {State.FAILED}) == set(State)
+    assert (State.KEEP, Msg.KEEP) not in MEM_TABLE
 
 
 @pytest.mark.parametrize(
