@@ -1,5 +1,6 @@
-"""Thin asyncio adapter between a socket and the sans-IO frame codec, plus the blocking helpers
-the data-path threads use."""
+"""Thin asyncio adapters between a socket and the sans-IO protocol (:class:`Link` carries a
+connection object's bytes; :class:`Channel` reads a connection's first frame), plus the
+blocking helpers the data-path threads use."""
 
 from __future__ import annotations
 
@@ -8,37 +9,34 @@ import contextlib
 import socket
 import struct
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from xfer.protocol import MAX_CTRL_FRAME, Frame, FrameDecoder, Msg, encode
-
-if TYPE_CHECKING:
-    from xfer.crypto import FrameOpener, FrameSealer
 
 
 class PeerClosed(ConnectionError):
     """The peer closed the connection."""
 
 
+async def read(sock: socket.socket) -> bytes:
+    """What a non-blocking socket has (waiting for something); PeerClosed at EOF."""
+    data = await asyncio.get_running_loop().sock_recv(sock, 1 << 16)
+    if not data:
+        raise PeerClosed("peer closed the control connection")
+    return data
+
+
 class Channel:
-    """A control connection: send and receive whole frames."""
+    """A connection's first frames, before it is known what it is: receive whole frames
+    (one at a time, the rest stays in ``decoder``), send an ERROR. A control connection then
+    goes to a sans-IO connection on a :class:`Link`."""
 
     def __init__(self, sock: socket.socket, max_frame: int = MAX_CTRL_FRAME) -> None:
         sock.setblocking(False)
         self.sock = sock
         self.loop = asyncio.get_running_loop()
         self.decoder = FrameDecoder(max_frame)
-        self._send_lock = asyncio.Lock()
-        self._sealer: FrameSealer | None = None
-
-    def secure(self, sealer: FrameSealer, opener: FrameOpener) -> None:
-        """From now on, seal every frame sent and open every frame received (AES-256-GCM)."""
-        self._sealer = sealer
-        self.decoder.opener = opener
-
-    @property
-    def sealed(self) -> bool:
-        return self._sealer is not None
 
     async def recv(self, timeout: float | None = None) -> Frame:
         """The next frame; raises PeerClosed at EOF, ProtocolError on a bad frame,
@@ -48,17 +46,10 @@ class Channel:
                 frame = next(self.decoder.frames(), None)  # one frame: the rest stays buffered
                 if frame is not None:
                     return frame
-                data = await self.loop.sock_recv(self.sock, 1 << 16)
-                if not data:
-                    raise PeerClosed("peer closed the control connection")
-                self.decoder.feed(data)
+                self.decoder.feed(await read(self.sock))
 
     async def send(self, msg: Msg, body: dict[str, Any] | None = None) -> None:
-        data = encode(msg, body)
-        async with self._send_lock:
-            if self._sealer is not None:  # under the lock: frames are counted in send order
-                data = self._sealer.seal(data)
-            await self.loop.sock_sendall(self.sock, data)
+        await self.loop.sock_sendall(self.sock, encode(msg, body))
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -112,12 +103,18 @@ def send_all(sock: socket.socket, data: bytes | memoryview, flags: int = 0) -> N
 # ------------------------------------------------------------------- sans-IO connections
 
 
+Timeout = float | Callable[[], float | None] | None
+"""Seconds to wait for the peer's next frame, or a function giving them."""
+
+
 class Connection(Protocol):
     """What :class:`Link` needs of a sans-IO connection (``xfer.connection``)."""
 
     def receive_data(self, data: bytes) -> None: ...
     def next_event(self, now: float) -> Any: ...
     def data_to_send(self) -> bytes: ...
+    @property
+    def frames_received(self) -> int: ...
 
 
 class Link:
@@ -138,16 +135,23 @@ class Link:
             if data:
                 await self.loop.sock_sendall(self.sock, data)
 
-    async def next_event(self, timeout: float | None = None) -> Any:
+    async def next_event(self, timeout: Timeout = None) -> Any:
         """The connection's next event, reading as needed (and sending its answers); raises
-        PeerClosed at EOF, TimeoutError after ``timeout`` seconds."""
-        async with asyncio.timeout(timeout):
-            while True:
-                event = self.conn.next_event(time.monotonic())
-                await self.flush()
-                if event is not None:
-                    return event
-                data = await self.loop.sock_recv(self.sock, 1 << 16)
-                if not data:
-                    raise PeerClosed("peer closed the control connection")
-                self.conn.receive_data(data)
+        PeerClosed at EOF, TimeoutError when the peer sends no whole frame for ``timeout``
+        seconds (a number, or a function of nothing asked again after each frame: the wait
+        may depend on the connection's state)."""
+        limit = timeout if callable(timeout) else lambda: timeout
+        deadline = self._deadline(limit())
+        while True:
+            frames = self.conn.frames_received
+            event = self.conn.next_event(time.monotonic())
+            await self.flush()
+            if event is not None:
+                return event
+            if self.conn.frames_received != frames:
+                deadline = self._deadline(limit())
+            async with asyncio.timeout_at(deadline):
+                self.conn.receive_data(await read(self.sock))
+
+    def _deadline(self, seconds: float | None) -> float | None:
+        return None if seconds is None else self.loop.time() + seconds

@@ -28,6 +28,19 @@ from xfer.crypto import (
     session_keys,
 )
 from xfer.errors import ErrorCode, Exit, RemoteError, XferError
+from xfer.events import (
+    Acked,
+    Bye,
+    Event,
+    FilesDone,
+    Kept,
+    ManifestDone,
+    PeerError,
+    Range,
+    Ready,
+    Summary,
+    Welcomed,
+)
 from xfer.manifest import FILE, Entry, entry_from_wire
 from xfer.protocol import (
     VERSION,
@@ -44,104 +57,23 @@ from xfer.protocol import (
 )
 from xfer.session import Book, Machine, State
 
+__all__ = [
+    "Acked",
+    "Bye",
+    "Event",
+    "FilesDone",
+    "Kept",
+    "ManifestDone",
+    "PeerError",
+    "Ready",
+    "ReceiverConnection",
+    "SenderConnection",
+    "Summary",
+    "Welcomed",
+]
+
 MANIFEST_BATCH = 2000
 """Manifest rows per MANIFEST frame (well below the frame limit)."""
-
-Range = tuple[int, int, int]
-"""A journaled range: offset, length, xxh3-64 of its bytes."""
-
-# ---------------------------------------------------------------------------------- events
-
-
-@dataclass(frozen=True, slots=True)
-class PeerError:
-    """The peer sent ERROR: the session is over (FAILED)."""
-
-    code: str
-    """Its error code (``xfer.errors.ErrorCode`` value)."""
-    message: str
-    """What it said went wrong."""
-
-
-@dataclass(frozen=True, slots=True)
-class Welcomed:
-    """Sender: the handshake is done (the receiver proved the token, if there is one)."""
-
-    session: str
-    """Session id, named by every data connection."""
-    secret: bytes
-    """Session secret that binds data connections to the session (never sent)."""
-    keys: SessionKeys | None
-    """The session's keys when it is encrypted (control frames are sealed from now on)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Ready:
-    """Sender: the receiver is ready; answer with :meth:`SenderConnection.send_keep` (files)."""
-
-    max_block: int | None
-    """Largest block the receiver accepts (None: it did not say)."""
-    done: list[int]
-    """Ids of files the receiver has complete already."""
-    have: dict[int, list[list[int]]]
-    """Journaled ranges ``[offset, length, xxh3]`` per file id, to check against our files."""
-
-
-@dataclass(frozen=True, slots=True)
-class Acked:
-    """Sender: blocks verified (``ok``) or failed (``bad``), each ``[file id, offset, length]``."""
-
-    ok: list[list[int]]
-    """Blocks written and verified (duplicates included)."""
-    bad: list[list[int]]
-    """Blocks that failed verification or authentication: send them again."""
-
-
-@dataclass(frozen=True, slots=True)
-class FilesDone:
-    """Sender: files verified and renamed into place."""
-
-    ids: list[int]
-    """Their ids (only ids of our manifest)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """Sender: the receiver's summary; the conversation is over (CLOSED)."""
-
-    body: dict[str, Any]
-    """Its counters, as sent (part of the sender's ``--json`` summary)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ManifestDone:
-    """Receiver: the manifest is complete; answer with :meth:`ReceiverConnection.send_ready`
-    once the files are prepared."""
-
-    mode: str
-    """``files`` or ``mem``."""
-    entries: list[Entry]
-    """The manifest, ids 0..n-1, paths validated (not yet checked against the disk)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Kept:
-    """Receiver: the sender's KEEP, applied to the book; blocks may flow. The adapter brings
-    the disk in line: journals to rewrite, files to finish."""
-
-    rewrite: dict[int, list[Range]]
-    """File id -> the journal records still valid (the others were for another version)."""
-    finished: list[Entry]
-    """Files complete with what was kept (killed just before their rename): finish them and
-    call :meth:`ReceiverConnection.file_finished`."""
-
-
-@dataclass(frozen=True, slots=True)
-class Bye:
-    """Receiver: the sender has everything confirmed; send the summary."""
-
-
-Event = PeerError | Welcomed | Ready | Acked | FilesDone | Summary | ManifestDone | Kept | Bye
 
 # ------------------------------------------------------------------------------ common part
 
@@ -154,6 +86,8 @@ class _Connection:
         self._decoder = decoder or FrameDecoder()
         self._sealer: FrameSealer | None = None
         self._out = bytearray()
+        self.frames_received = 0
+        """Frames decoded so far (the adapter's timeouts restart on each)."""
         self._handlers: dict[Msg, Callable[[dict[str, Any], float], Event | None]] = {}
 
     @property
@@ -168,6 +102,7 @@ class _Connection:
         """The next event in what was received (None: more bytes are needed). Frames are
         decoded one at a time, so the keys installed by one frame open the next."""
         for frame in self._decoder.frames():
+            self.frames_received += 1
             event = self.receive(frame, now)
             if event is not None:
                 return event
@@ -218,15 +153,12 @@ class SenderConnection(_Connection):
         token: bytes | None = None,
         encrypt: bool = False,
         mem: bool = False,
-        checksum: bool = True,
-        block_size: int = 4 << 20,
     ) -> None:
         super().__init__(sender=True)
         self.entries = entries
+        """The manifest (ids 0..n-1); empty in memory mode."""
         self.token = token
         self.mem = mem
-        self.checksum = checksum
-        self.block_size = block_size
         self.session = ""
         self.secret = b""
         self.keys: SessionKeys | None = None
@@ -286,12 +218,10 @@ class SenderConnection(_Connection):
             self._secure(FrameSealer(self.keys.to_receiver), FrameOpener(self.keys.to_sender))
         return Welcomed(self.session, self.secret, self.keys)
 
-    def send_open(self) -> None:
+    def send_open(self, checksum: bool = True, block_size: int = 4 << 20) -> None:
         """Queue OPEN: the mode, whether blocks carry a checksum, our block size."""
-        mode = "mem" if self.mem else "files"
-        self._send(
-            Msg.OPEN, {"mode": mode, "checksum": self.checksum, "block_size": self.block_size}
-        )
+        body = {"mode": "mem" if self.mem else "files", "checksum": checksum}
+        self._send(Msg.OPEN, {**body, "block_size": block_size})
         if self.mem:
             self.machine.memory_mode()
 
@@ -351,11 +281,16 @@ class SenderConnection(_Connection):
 class _Counters:
     """What the receiver's summary reports besides the book."""
 
+    started: float
+    """When the session began (``now`` at construction)."""
     bytes_received: int = 0
+    """Payload bytes of blocks that arrived (intact or not; not those failing authentication)."""
     blocks_bad: int = 0
+    """Blocks that failed their checksum."""
     auth_failures: int = 0
+    """Data connections dropped for a block or header that failed authentication."""
     streams_seen: int = 0
-    started: float = 0.0
+    """Data connections admitted."""
 
 
 @dataclass
@@ -363,8 +298,11 @@ class _Acks:
     """Acks not yet sent."""
 
     ok: list[list[int]] = field(default_factory=list)
+    """Blocks verified: ``[file id, offset, length]``."""
     bad: list[list[int]] = field(default_factory=list)
+    """Blocks to send again."""
     files: list[int] = field(default_factory=list)
+    """Files renamed into place."""
 
 
 class ReceiverConnection(_Connection):
@@ -398,7 +336,7 @@ class ReceiverConnection(_Connection):
         self.book: Book | None = None
         """Read-only for the data path (:meth:`Book.admit`); updated here only."""
         self.offered: dict[int, list[Range]] = {}
-        self.counters = _Counters(started=now)
+        self.counters = _Counters(now)
         self.acks = _Acks()
         self.streams_used: set[int] = set()
         self._nonces = ("", "")
@@ -576,6 +514,13 @@ class ReceiverConnection(_Connection):
         fb = self.book.files[file_id]
         fb.done = True
         return fb.entry
+
+    def block_twin(self, file_id: int, offset: int, length: int) -> None:
+        """A copy arrived intact while its twin was being written: not written, not acked
+        (the twin's ack covers it), counted as a duplicate."""
+        self.counters.bytes_received += length
+        if self.book is not None:
+            self.book.dup_bytes += length
 
     def block_bad(self, file_id: int, offset: int, length: int) -> None:
         """A block failed its checksum: the sender sends it again."""

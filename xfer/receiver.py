@@ -235,6 +235,7 @@ class Receiver:
         rx = Stream(
             sock,
             s.inbox,
+            s.writing,
             book=conn.book,
             store=s.store,
             checksum=conn.checksum,

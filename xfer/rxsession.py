@@ -47,6 +47,8 @@ class Session:
     data_socks: set[socket.socket] = field(default_factory=set)
     inbox: deque[Report] = field(default_factory=deque)
     """What the stream threads report, block by block, for the control side."""
+    writing: dict[tuple[int, int], int] = field(default_factory=dict)
+    """Blocks being written now, and by which stream (see :class:`xfer.rxstream.Stream`)."""
     ready: bool = False
     """READY was sent (and KEEP applied): data connections are accepted from now on."""
     ready_event: asyncio.Event = field(default_factory=asyncio.Event)
@@ -143,7 +145,7 @@ class Control:
         conn.receive(hello, time.monotonic())
         await link.flush()
         while not s.ready:
-            event = await link.next_event(self._timeout())
+            event = await link.next_event(self._timeout)
             if isinstance(event, PeerError):
                 return
             if isinstance(event, ManifestDone) and event.mode == "mem":
@@ -234,6 +236,8 @@ class Control:
                     task = asyncio.ensure_future(self._finish_file(entry))
                     s.finishing.add(task)
                     task.add_done_callback(s.finishing.discard)
+            elif outcome is Outcome.TWIN:
+                conn.block_twin(fid, off, ln)
             elif outcome is Outcome.BAD:
                 conn.block_bad(fid, off, ln)
             elif outcome is Outcome.TAMPERED:

@@ -32,6 +32,7 @@ class Outcome(enum.Enum):
     length)."""
 
     OK = "ok"  # intact: written now, or a duplicate of a block written before
+    TWIN = "twin"  # intact, but a copy of it is being written now: not written twice
     BAD = "bad"  # failed its checksum
     TAMPERED = "tampered"  # failed authentication (its connection is dropped)
     AUTH_FAILURE = "auth_failure"  # a connection dropped for a block or header that failed it
@@ -48,6 +49,7 @@ class Stream:
         self,
         sock: socket.socket,
         inbox: deque[Report],
+        writing: dict[tuple[int, int], int],
         *,
         book: Book | None,
         store: Store | None,
@@ -58,6 +60,9 @@ class Stream:
         self.sock = sock
         self.inbox = inbox
         """Thread-safe (``deque.append``); drained by the control side every few ms."""
+        self.writing = writing
+        """Blocks (file id, offset) being written now by the session's streams, each by one
+        (claimed with the atomic ``dict.setdefault``: no lock)."""
         self.book = book
         """Read only (:meth:`Book.admit`); None in memory mode."""
         self.store = store
@@ -98,15 +103,26 @@ class Stream:
         if self.checksum and not received and xxhash.xxh3_64_intdigest(view) != h.digest:
             self.inbox.append((Outcome.BAD, h.file_id, h.offset, h.length))
             return
+        report = (Outcome.OK, h.file_id, h.offset, h.length)
         if write:
-            assert self.book is not None and self.store is not None
-            entry = self.book.files[h.file_id].entry
-            try:
-                self.store.write(entry, h.offset, view)
-                self.store.record(entry, h.offset, h.length, h.digest)
-            except FileNotFoundError:
-                pass  # its file was finished meanwhile: this was a late duplicate
-        self.inbox.append((Outcome.OK, h.file_id, h.offset, h.length))
+            key, me = (h.file_id, h.offset), id(self)
+            if self.writing.setdefault(key, me) != me:  # its twin's ack will cover it
+                report = (Outcome.TWIN, h.file_id, h.offset, h.length)
+            else:
+                try:
+                    self._write(h, view)
+                finally:
+                    del self.writing[key]
+        self.inbox.append(report)
+
+    def _write(self, h: BlockHeader, view: memoryview) -> None:
+        assert self.book is not None and self.store is not None
+        entry = self.book.files[h.file_id].entry
+        try:
+            self.store.write(entry, h.offset, view)
+            self.store.record(entry, h.offset, h.length, h.digest)
+        except FileNotFoundError:
+            pass  # its file was finished meanwhile: this was a late duplicate
 
     def _sealed_block(self, hdr: bytearray, h: BlockHeader, sealed: memoryview) -> None:
         """An encrypted block: read and authenticate it before anything else looks at it.

@@ -1,4 +1,5 @@
-"""The sender: control connection on asyncio, data streams as threads in a :class:`StreamPool`.
+"""The sender: the MI loop on asyncio, data streams as threads in a :class:`StreamPool`, the
+control connection in :class:`xfer.txsession.Control` (a sans-IO ``SenderConnection``).
 
 Each MI the loop asks the monitor for the signal vector, gives it to the controller, and sets
 the pool's target. Streams only move blocks: take the next block from the scheduler, send a
@@ -11,51 +12,34 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
 import socket
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any
 
 from policy.base import ControllerConfig, make_controller
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
-from xfer.addr import split_hostport
-from xfer.channel import Link, PeerClosed
+from xfer.channel import PeerClosed
 from xfer.config import SenderConfig
-from xfer.connection import (
-    Acked,
-    FilesDone,
-    PeerError,
-    Ready,
-    SenderConnection,
-    Summary,
-    Welcomed,
-)
 from xfer.crypto import CIPHER, SessionKeys
 from xfer.decider import Decider
-from xfer.errors import Exit, RemoteError, XferError
+from xfer.errors import Exit, XferError
 from xfer.interval import Interval
-from xfer.manifest import FILE, Entry, ScanResult, scan
+from xfer.manifest import FILE, ScanResult, scan
 from xfer.monitor import Monitor
 from xfer.pool import COPY_AGE_S, StreamPool
 from xfer.protocol import ProtocolError
-from xfer.session import (
-    BlockScheduler,
-    BlockSizing,
-    State,
-    file_extents,
-    mem_extents,
-    needed_bytes,
-)
-from xfer.sources import FileSource, MemSource, mmap_digest
+from xfer.session import BlockScheduler, BlockSizing, State
+from xfer.sources import FileSource, MemSource
+from xfer.txsession import Control, connect
 
 log = logging.getLogger("xfer.sender")
 
 Callback = Callable[[Interval], None]
-E = TypeVar("E")
 
 
 class Sender:
@@ -65,22 +49,14 @@ class Sender:
         self.cfg = cfg
         self.on_interval = on_interval
         self.catalog: ScanResult = ScanResult([], [])
-        self.files_done: set[int] = set()
-        self.bytes_skipped = 0
-        self.changed: set[int] = set()
-        """Ids of files the receiver verified whose source changed during the run: settled
-        (reported, not verified), so the run can end. Disjoint from ``files_done``."""
-        self.verify_failures: dict[tuple[int, int], int] = {}
         self.error: XferError | None = None
         self.started = time.monotonic()
-        self.conn = SenderConnection([])
-        """The control connection's protocol (sans-IO); replaced when the transfer starts."""
+        self.control = Control(cfg)
+        """The control connection: handshake, resume, acks (``xfer/txsession.py``)."""
         self.pool: StreamPool | None = None
-        self.remote: dict[str, Any] = {}
         self.intervals = 0
         self._all_confirmed = asyncio.Event()
         self.cc_auto: CcChooser | None = None
-        self.max_block = cfg.block_size
         self.rate_Bps: float | None = None
         """Goodput of the last MI, bytes/s (sizes the tail of a --duration run)."""
         self._records: deque[Interval] = deque()
@@ -100,7 +76,7 @@ class Sender:
             if not self.cfg.mem:
                 self.catalog = await asyncio.to_thread(scan, self.cfg.paths, self.cfg.dest)
                 gc.freeze()  # the catalog lives until the end: keep the collector off it
-            sock = await self._connect()
+            sock = await connect(self.cfg.address, self.cfg.connect_timeout)
             await self._transfer(sock)
         except XferError as exc:
             self.error = exc
@@ -120,55 +96,14 @@ class Sender:
             gc.unfreeze()
         return self.summary()
 
-    async def _connect(self) -> socket.socket:
-        host, port = split_hostport(self.cfg.address)
-        loop = asyncio.get_running_loop()
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            async with asyncio.timeout(self.cfg.connect_timeout):
-                await loop.sock_connect(sock, infos[0][4])
-        except BaseException:
-            sock.close()
-            raise
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-
-    async def _expect(self, link: Link, kind: type[E], timeout: float | None = None) -> E:
-        event = await link.next_event(timeout)
-        if isinstance(event, PeerError):
-            raise RemoteError(event.code, f"receiver: {event.message}")
-        assert isinstance(event, kind), event  # the table allows nothing else here
-        return event
-
     async def _transfer(self, sock: socket.socket) -> None:
         cfg = self.cfg
-        conn = self.conn = SenderConnection(
-            self.catalog.entries,
-            token=cfg.token,
-            encrypt=cfg.encrypt,
-            mem=cfg.mem,
-            checksum=cfg.checksum,
-            block_size=cfg.block_size,
-        )
-        link = Link(sock, conn)
-        conn.start()
-        await link.flush()
-        welcome = await self._expect(link, Welcomed, cfg.connect_timeout)
-        self.keys = welcome.keys
-        conn.send_open()
-        while conn.send_manifest():
-            await link.flush()
-        await link.flush()
-        ready = await self._expect(link, Ready, max(60.0, cfg.stall_timeout))
-        sched = await asyncio.to_thread(self._scheduler, ready)
-        if not cfg.mem:  # which journaled ranges still match our files (the rest is stale)
-            conn.send_keep(self.kept)
-            await link.flush()
         entries = self.catalog.entries
+        welcome, sched = await self.control.open(sock, entries)
+        self.keys = welcome.keys
         mem = MemSource() if cfg.mem else None  # one chunk shared by all streams
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
+        max_block = self.control.max_block
         self.pool = StreamPool(
             cfg,
             sched,
@@ -176,48 +111,12 @@ class Sender:
             welcome.session,
             welcome.secret,
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
-            sizing=BlockSizing(max_block=self.max_block, mi_s=cfg.mi) if cfg.endgame else None,
+            sizing=BlockSizing(max_block=max_block, mi_s=cfg.mi) if cfg.endgame else None,
             keys=self.keys,
         )
-        await self._drive(link, sched, monitor)
+        await self._drive(sched, monitor)
 
-    def _scheduler(self, ready: Ready) -> BlockScheduler:
-        """Skip what the receiver already has, after checking its hashes against ours."""
-        cfg = self.cfg
-        block = min(cfg.block_size, ready.max_block or cfg.block_size)
-        self.max_block = block
-        if cfg.mem:
-            return BlockScheduler(
-                mem_extents(cfg.mem_size), block, cfg.endgame, remaining=cfg.mem_size
-            )
-        entries = self.catalog.entries
-        for fid in ready.done:
-            self.files_done.add(fid)
-            self.bytes_skipped += entries[fid].size
-        have = {fid: self._matching(entries[fid], rows) for fid, rows in ready.have.items()}
-        self.kept = have
-        todo = [e for e in entries if e.id not in self.files_done]
-        return BlockScheduler(
-            file_extents(todo, have), block, cfg.endgame, remaining=needed_bytes(todo, have)
-        )
-
-    def _matching(self, e: Entry, ranges: list[list[int]]) -> list[tuple[int, int]]:
-        """Ranges whose hash matches our file now (a changed file is sent again, not spliced)."""
-        ok = []
-        try:
-            fd = os.open(e.source, os.O_RDONLY)
-        except OSError as exc:
-            raise XferError(f"cannot read {e.source}: {exc.strerror}", Exit.LOCAL_IO) from None
-        try:
-            for off, ln, digest in ranges:
-                if off + ln <= e.size and mmap_digest(fd, off, ln) == digest:
-                    ok.append((off, ln))
-                    self.bytes_skipped += ln
-        finally:
-            os.close(fd)
-        return ok
-
-    async def _drive(self, link: Link, sched: BlockScheduler, monitor: Monitor) -> None:
+    async def _drive(self, sched: BlockScheduler, monitor: Monitor) -> None:
         """The MI loop: monitor, controller, pool; and the acks coming back."""
         cfg = self.cfg
         assert self.pool is not None
@@ -231,7 +130,8 @@ class Sender:
         self.cc_auto = CcChooser() if cfg.cc == "auto" else None
         self.pool.cc = self.cc_auto.current if self.cc_auto else cfg.cc
         self.pool.set_target(ccfg.clip(controller.initial()))
-        reader = asyncio.ensure_future(self._read_acks(link, sched))
+        progress = partial(self._progress, sched)
+        reader = asyncio.ensure_future(self.control.read_acks(sched, self.pool.cond, progress))
         u_prev: float | None = None
         deadline = self.started + cfg.duration if cfg.duration else None
         next_mi = time.monotonic() + cfg.mi
@@ -269,8 +169,7 @@ class Sender:
                 await asyncio.wait(decider.waitable(), timeout=cfg.mi)
                 self._apply(decider, ccfg)
             self.pool.stop()
-            self.conn.send_bye()
-            await link.flush()
+            await self.control.bye()
             async with asyncio.timeout(max(30.0, cfg.stall_timeout)):
                 await reader
         finally:
@@ -289,7 +188,7 @@ class Sender:
         if self.cfg.mem:
             return True
         # every entry is settled once, into one of two disjoint sets (see _file_done)
-        return len(self.files_done) + len(self.changed) >= len(self.catalog.entries)
+        return self.control.settled >= len(self.catalog.entries)
 
     def _check_pool(self) -> None:
         pool = self.pool
@@ -366,66 +265,21 @@ class Sender:
             if self.on_interval is not None:
                 self.on_interval(rec)
 
-    async def _read_acks(self, link: Link, sched: BlockScheduler) -> None:
-        assert self.pool is not None
-        while True:
-            event = await link.next_event()
-            if isinstance(event, PeerError):
-                raise RemoteError(event.code, f"receiver: {event.message}")
-            if isinstance(event, Summary):
-                self.remote = event.body
-                return
-            if isinstance(event, Acked):
-                with self.pool.cond:
-                    for fid, off, _ln in event.ok:
-                        sched.ack(fid, off)
-                    for fid, off, ln in event.bad:
-                        self._bad_block(sched, fid, off, ln)
-                    self.pool.cond.notify_all()
-            elif isinstance(event, FilesDone):
-                for fid in event.ids:
-                    self._file_done(self.catalog.entries[fid])
-            if self.conn.state is State.ACTIVE and self._finished(sched):
-                self._all_confirmed.set()  # wake the MI loop now, not at its next tick
-
-    def _file_done(self, e: Entry) -> None:
-        """The receiver verified ``e`` against what we read; make sure we read one version of
-        it: a source changed since the scan may have been sent as a mix of two versions."""
-        if e.id in self.files_done or e.id in self.changed:
-            return  # settled already (a repeated FILE_DONE)
-        try:
-            st = os.stat(e.source)
-            same = st.st_size == e.size and st.st_mtime_ns == e.mtime_ns
-        except OSError:
-            same = False
-        if same:
-            self.files_done.add(e.id)
-        else:
-            self.changed.add(e.id)
-
-    def _bad_block(self, sched: BlockScheduler, fid: int, off: int, ln: int) -> None:
-        fl = sched.inflight.get((fid, off))
-        if fl is None or fl.block.length != ln:
-            return  # not in flight (re-queued already, or a forged header): nothing to redo
-        n = self.verify_failures.get((fid, off), 0) + 1
-        self.verify_failures[(fid, off)] = n
-        if n > self.cfg.max_retries:
-            name = self.catalog.entries[fid].path if fid < len(self.catalog.entries) else "memory"
-            raise XferError(
-                f"{name}: block at offset {off} failed verification {n} times", Exit.INCOMPLETE
-            )
-        sched.requeue(fid, off, ln)
+    def _progress(self, sched: BlockScheduler) -> None:
+        if self.control.conn.state is State.ACTIVE and self._finished(sched):
+            self._all_confirmed.set()  # wake the MI loop now, not at its next tick
 
     def summary(self) -> dict[str, Any]:
         """The end-of-transfer object (the ``--json`` contract, documented in the README)."""
         pool = self.pool
         sched = pool.sched if pool else None
         secs = time.monotonic() - self.started
+        ctl = self.control
         files = [e for e in self.catalog.entries if e.kind == FILE]
-        missing = [e.path for e in files if e.id not in self.files_done]
+        missing = [e.path for e in files if e.id not in ctl.files_done]
         error = str(self.error) if self.error else None
-        if self.changed and not error:
-            changed = [self.catalog.entries[i].path for i in sorted(self.changed)]
+        if ctl.changed and not error:
+            changed = [self.catalog.entries[i].path for i in sorted(ctl.changed)]
             error = (
                 f"{len(changed)} file(s) changed while being sent (re-run to send "
                 f"them whole): {', '.join(changed[:5])}"
@@ -437,7 +291,7 @@ class Sender:
             complete = bool(sched and sched.done) and self.error is None
             total = acked
         else:
-            complete = not missing and self.error is None and self.conn.state is State.CLOSED
+            complete = not missing and self.error is None and ctl.conn.state is State.CLOSED
             total = self.catalog.total_bytes
         verified = complete and self.cfg.checksum
         code = Exit.OK if complete else (self.error.exit if self.error else Exit.INCOMPLETE)
@@ -445,7 +299,7 @@ class Sender:
             "event": "end",
             "bytes": total,
             "bytes_sent": sched.bytes_sent if sched else 0,
-            "bytes_skipped": self.bytes_skipped,
+            "bytes_skipped": ctl.bytes_skipped,
             "bytes_resent": sched.bytes_resent if sched else 0,
             "bytes_redundant": sched.bytes_redundant if sched else 0,
             "endgame": self.cfg.endgame,
@@ -466,5 +320,5 @@ class Sender:
             "verified": verified,
             "exit_code": int(code),
             "error": None if complete else error,
-            "receiver": self.remote,
+            "receiver": ctl.remote,
         }

@@ -94,23 +94,21 @@ class Machine:
     def on(self, msg: Msg) -> State:
         """Advance on a message from the peer; ProtocolError if it is out of order or one only
         we may send."""
-        if msg is Msg.ERROR and self.state not in TERMINAL:
-            self.state = State.FAILED
-            return self.state
-        nxt = self.table.get((self.state, msg))
-        if nxt is None or self.ours(msg):
-            raise ProtocolError(f"{msg.name} not allowed in state {self.state.value}")
-        self.state = nxt
-        return nxt
+        return self._step(msg, peer=True)
 
     def send(self, msg: Msg) -> State:
         """Advance on a message we send; LocalProtocolError (our bug) if the table does not
         allow it now."""
+        return self._step(msg, peer=False)
+
+    def _step(self, msg: Msg, peer: bool) -> State:
         if msg is Msg.ERROR and self.state not in TERMINAL:
             self.state = State.FAILED
             return self.state
         nxt = self.table.get((self.state, msg))
-        if nxt is None or not self.ours(msg):
+        if nxt is None or self.ours(msg) == peer:
+            if peer:
+                raise ProtocolError(f"{msg.name} not allowed in state {self.state.value}")
             raise LocalProtocolError(f"cannot send {msg.name} in state {self.state.value}")
         self.state = nxt
         return nxt

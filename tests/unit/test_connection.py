@@ -54,7 +54,7 @@ def entries() -> list[Entry]:
 def handshake(
     tx_token: bytes | None = TOKEN, rx_token: bytes | None = TOKEN, encrypt: bool = False
 ) -> tuple[SenderConnection, ReceiverConnection, Welcomed]:
-    tx = SenderConnection(entries(), token=tx_token, encrypt=encrypt, block_size=16 * KiB)
+    tx = SenderConnection(entries(), token=tx_token, encrypt=encrypt)
     rx = ReceiverConnection(token=rx_token, now=100.0)
     tx.start()
     assert deliver(tx, rx) == []  # HELLO -> CHALLENGE
@@ -364,3 +364,21 @@ def test_the_peer_s_error_is_an_event() -> None:
     rx.fail(ErrorCode.IO, "disk full")
     [error] = deliver(rx, tx)
     assert error == PeerError("io", "disk full") and tx.state is State.FAILED
+
+
+def test_a_copy_arriving_while_its_twin_is_written_is_counted_not_acked() -> None:
+    tx, rx, _ = handshake()
+    manifest(tx, rx)
+    rx.send_ready()
+    deliver(rx, tx)
+    tx.send_keep({})
+    deliver(tx, rx)
+    rx.block_twin(2, 0, 8 * KiB)  # the endgame copy: its twin is being written
+    rx.send_acks()
+    assert rx.data_to_send() == b""  # nothing to ack yet: the twin's ack covers both
+    assert rx.block_ok(2, 0, 8 * KiB) is not None  # the twin: file 2 complete
+    rx.send_acks()
+    [acked] = deliver(rx, tx)
+    assert isinstance(acked, Acked) and acked.ok == [[2, 0, 8 * KiB]]
+    assert rx.book is not None and rx.book.dup_bytes == 8 * KiB
+    assert rx.counters.bytes_received == 16 * KiB

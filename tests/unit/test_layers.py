@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 ALLOWED: dict[str, frozenset[str]] = {
@@ -186,6 +188,42 @@ def module_cycles(root: Path, packages: list[str]) -> list[list[str]]:
     return cycles
 
 
+SANS_IO = ("xfer.protocol", "xfer.session", "xfer.events", "xfer.connection", "xfer.crypto")
+"""The protocol core: bytes in, events out, time passed in (docs/ARCHITECTURE.md)."""
+
+IO_MODULES = frozenset({"socket", "asyncio", "uvloop", "selectors", "threading", "time"})
+"""What the protocol core may not import, even through a module of ours."""
+
+
+def io_imports(root: Path, module: str) -> list[str]:
+    """The I/O modules that ``module`` imports at module level, directly or through modules of
+    ours, as ``via: name``."""
+    mods = modules(root, ["xfer", "policy"])
+    seen, todo, found = set(), [module], []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        tree = ast.parse(mods[name].read_text())
+        for node, lazy, type_only in _walk(tree, False, False):
+            if lazy or type_only:
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            found += [f"{name}: {n}" for n in names if n.split(".")[0] in IO_MODULES]
+        todo += [
+            i.target for i in imports_of(name, mods[name], mods) if not i.lazy and not i.type_only
+        ]
+    return found
+
+
+@pytest.mark.parametrize("module", SANS_IO)
+def test_the_protocol_core_does_no_io(module: str) -> None:
+    assert io_imports(ROOT, module) == []
+
+
 # ------------------------------------------------------------------------------ the tree
 
 
@@ -274,3 +312,7 @@ def test_checker_lets_the_cli_import_anything_lazily_only(tmp_path: Path) -> Non
 
 def test_checker_finds_module_level_cycles_only(tmp_path: Path) -> None:
     assert module_cycles(_tree(tmp_path, CYCLES), list(ALLOWED)) == [["lab.a", "lab.b", "lab.c"]]
+
+
+def test_the_io_check_sees_through_our_modules() -> None:
+    assert "xfer.channel: asyncio" in io_imports(ROOT, "xfer.rxsession")
