@@ -21,6 +21,7 @@ from typing import Any
 from xfer.crypto import (
     CIPHER,
     BlockOpener,
+    BlockSealer,
     FrameOpener,
     FrameSealer,
     KeyExchange,
@@ -268,6 +269,20 @@ class SenderConnection(_Connection):
         n = len(self.entries)
         ok = [f for f in ids if isinstance(f, int) and 0 <= f < n] if isinstance(ids, list) else []
         return FilesDone(ok)
+
+    def data_hello(self, stream: int) -> tuple[bytes, BlockSealer | None]:
+        """The DATA_HELLO that opens data connection ``stream`` (a fresh nonce, the proof that
+        binds it to this session), and its block sealer when the session is encrypted. Only
+        reads the connection: stream threads may call it."""
+        nonce = secrets.token_hex(8)
+        body = {
+            "session": self.session,
+            "stream": stream,
+            "nonce": nonce,
+            "proof": proof(self.secret, b"xfer-stream", self.session, str(stream), nonce),
+        }
+        sealer = BlockSealer(self.keys.data, stream, nonce) if self.keys else None
+        return encode(Msg.DATA_HELLO, body), sealer
 
     def send_bye(self) -> None:
         """Queue BYE: every block is confirmed; the receiver answers with its summary."""

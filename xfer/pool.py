@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 import socket
 import struct
 import threading
@@ -19,17 +18,13 @@ from xfer.channel import PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
 from xfer.crypto import (
     BlockSealer,
-    SessionKeys,
 )
 from xfer.errors import XferError
 from xfer.monitor import Monitor
 from xfer.protocol import (
     DATA_OK,
     END_HEADER,
-    Msg,
     ProtocolError,
-    encode,
-    proof,
 )
 from xfer.session import (
     Block,
@@ -62,8 +57,9 @@ class StreamPool:
     cfg: SenderConfig
     sched: BlockScheduler
     monitor: Monitor
-    session: str
-    secret: bytes
+    hello: Callable[[int], tuple[bytes, BlockSealer | None]]
+    """A data connection's DATA_HELLO and block sealer, by stream id
+    (:meth:`xfer.connection.SenderConnection.data_hello`)."""
     make_source: Callable[[], Any]
     cond: threading.Condition = field(default_factory=threading.Condition)
     threads: dict[int, threading.Thread] = field(default_factory=dict)
@@ -82,8 +78,6 @@ class StreamPool:
     """Streams closed because they were still sending a block confirmed elsewhere."""
     stream_cc: dict[int, str | None] = field(default_factory=dict)
     transports: dict[str | None, Transport] = field(default_factory=dict)
-    keys: SessionKeys | None = None
-    """The session's keys when it is encrypted (each stream seals with its own key)."""
 
     def transport(self, cc: str | None) -> Transport:
         """The transport that opens streams with congestion control ``cc`` (one per name)."""
@@ -246,17 +240,11 @@ class StreamPool:
         )
         try:
             set_timeouts(sock, self.cfg.stall_timeout)
-            nonce = secrets.token_hex(8)
-            body = {
-                "session": self.session,
-                "stream": sid,
-                "nonce": nonce,
-                "proof": proof(self.secret, b"xfer-stream", self.session, str(sid), nonce),
-            }
-            send_all(sock, encode(Msg.DATA_HELLO, body))
+            hello, sealer = self.hello(sid)
+            send_all(sock, hello)
             if sock.recv(1) != DATA_OK:
                 raise PeerClosed("receiver refused the data connection")
         except BaseException:
             sock.close()
             raise
-        return sock, BlockSealer(self.keys.data, sid, nonce) if self.keys else None
+        return sock, sealer

@@ -25,7 +25,7 @@ from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import PeerClosed
 from xfer.config import SenderConfig
-from xfer.crypto import CIPHER, SessionKeys
+from xfer.crypto import CIPHER
 from xfer.decider import Decider
 from xfer.errors import Exit, XferError
 from xfer.interval import Interval
@@ -66,8 +66,6 @@ class Sender:
         """The first of ``_records`` waits for its MI's decision."""
         self.drain_since: float | None = None
         """When all data was first in flight (the drain began)."""
-        self.keys: SessionKeys | None = None
-        """The session's keys once an encrypted handshake is done."""
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
@@ -99,8 +97,7 @@ class Sender:
     async def _transfer(self, sock: socket.socket) -> None:
         cfg = self.cfg
         entries = self.catalog.entries
-        welcome, sched = await self.control.open(sock, entries)
-        self.keys = welcome.keys
+        sched = await self.control.open(sock, entries)
         mem = MemSource() if cfg.mem else None  # one chunk shared by all streams
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         max_block = self.control.max_block
@@ -108,11 +105,9 @@ class Sender:
             cfg,
             sched,
             monitor,
-            welcome.session,
-            welcome.secret,
+            self.control.conn.data_hello,
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
             sizing=BlockSizing(max_block=max_block, mi_s=cfg.mi) if cfg.endgame else None,
-            keys=self.keys,
         )
         await self._drive(sched, monitor)
 

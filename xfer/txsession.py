@@ -74,10 +74,8 @@ class Control:
         """Entries verified by the receiver or found changed (each is counted once)."""
         return len(self.files_done) + len(self.changed)
 
-    async def open(
-        self, sock: socket.socket, entries: list[Entry]
-    ) -> tuple[Welcomed, BlockScheduler]:
-        """Handshake, manifest, READY and KEEP: the session, and a scheduler of what is left."""
+    async def open(self, sock: socket.socket, entries: list[Entry]) -> BlockScheduler:
+        """Handshake, manifest, READY and KEEP: a scheduler of what is left to send."""
         cfg = self.cfg
         self.entries = entries
         conn = SenderConnection(entries, token=cfg.token, encrypt=cfg.encrypt, mem=cfg.mem)
@@ -85,7 +83,7 @@ class Control:
         self.conn = conn
         conn.start()
         await link.flush()
-        welcome = await self._expect(Welcomed, cfg.connect_timeout)
+        await self._expect(Welcomed, cfg.connect_timeout)
         conn.send_open(cfg.checksum, cfg.block_size)
         while conn.send_manifest():
             await link.flush()
@@ -95,7 +93,7 @@ class Control:
         if not cfg.mem:  # which journaled ranges still match our files (the rest is stale)
             conn.send_keep(kept)
             await link.flush()
-        return welcome, sched
+        return sched
 
     async def _expect(self, kind: type[E], timeout: float | None = None) -> E:
         assert self.link is not None

@@ -24,10 +24,10 @@ from xfer.connection import (
     Summary,
     Welcomed,
 )
-from xfer.crypto import BlockSealer, Tampered
+from xfer.crypto import Tampered
 from xfer.errors import ErrorCode, Exit, RemoteError, XferError
 from xfer.manifest import DIR, FILE, Entry
-from xfer.protocol import FrameDecoder, ProtocolError, block_header, proof
+from xfer.protocol import FrameDecoder, Msg, ProtocolError, block_header, proof
 from xfer.session import BlockScheduler, LocalProtocolError, State, file_extents
 
 TOKEN = b"s3cret"
@@ -191,13 +191,13 @@ def test_out_of_order_messages_both_ways() -> None:
 
 
 def _stream(tx: SenderConnection, rx: ReceiverConnection, sid: int) -> None:
-    nonce = f"nonce-{sid}"
-    body = {
-        "stream": sid,
-        "nonce": nonce,
-        "proof": proof(tx.secret, b"xfer-stream", tx.session, str(sid), nonce),
-    }
-    stream, nonce = rx.stream_hello(body)
+    """Open data connection ``sid`` as the pool and the receiver do (DATA_HELLO, its proof)."""
+    wire, _sealer = tx.data_hello(sid)
+    dec = FrameDecoder()
+    dec.feed(wire)
+    [hello] = dec.frames()
+    assert hello.msg is Msg.DATA_HELLO and hello.body["session"] == rx.session
+    stream, nonce = rx.stream_hello(hello.body)
     rx.accept_stream(stream, nonce, open_now=0, limit=4)
 
 
@@ -306,12 +306,15 @@ def test_encrypted_session_data_connections_seal_with_their_own_key() -> None:
     tx.send_keep({})
     [keep] = deliver(tx, rx)
     assert isinstance(keep, Kept)
-    assert welcome.keys is not None
-    opener = rx.accept_stream(5, "nn", open_now=0, limit=4)
-    assert opener is not None
+    wire, sealer = tx.data_hello(5)
+    dec = FrameDecoder()
+    dec.feed(wire)
+    [hello] = dec.frames()
+    stream, nonce = rx.stream_hello(hello.body)
+    opener = rx.accept_stream(stream, nonce, open_now=0, limit=4)
+    assert opener is not None and sealer is not None and welcome.keys is not None
     with pytest.raises(RemoteError, match="used before"):
-        rx.accept_stream(5, "nn", open_now=1, limit=4)  # a replayed DATA_HELLO
-    sealer = BlockSealer(welcome.keys.data, 5, "nn")
+        rx.accept_stream(stream, nonce, open_now=1, limit=4)  # a replayed DATA_HELLO
     data = b"x" * 100
     hdr = block_header(2, 0, len(data), 0)
     sealed = bytearray(sealer.seal(hdr, data))
