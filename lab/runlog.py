@@ -1,6 +1,6 @@
-"""Run-log readers: a run log (written by :class:`xfer.runlog.RunLog`) read back as a :class:`Run`.
+"""Run-log readers: a run log (written by :class:`xfer.observe.runlog.RunLog`) read back as a :class:`Run`.
 
-The schema is :data:`xfer.runlog.SCHEMA`, documented in ``docs/runlog-and-report.md``.
+The schema is :data:`xfer.observe.runlog.SCHEMA`, documented in ``docs/runlog-and-report.md``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class Run:
     path: str
     """File it was read from."""
     table: pa.Table
-    """One row per MI, columns as in :data:`xfer.runlog.SCHEMA`."""
+    """One row per MI, columns as in :data:`xfer.observe.runlog.SCHEMA`."""
     meta: dict[str, str]
     """Run metadata (policy, scenario, host, run_id, started_at, and any ``--meta``)."""
 

@@ -29,7 +29,8 @@ from typing import Any
 
 import xxhash
 
-from xfer.protocol import (
+from xfer.rx.store import JOURNAL_RECORD, PARTIAL_DIR
+from xfer.wire.protocol import (
     BLOCK_HEADER,
     CTRL_HEADER,
     DATA_OK,
@@ -44,7 +45,6 @@ from xfer.protocol import (
     encode,
     proof,
 )
-from xfer.store import JOURNAL_RECORD, PARTIAL_DIR
 
 LINGER_RST = struct.pack("ii", 1, 0)
 

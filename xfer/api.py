@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from xfer.config import ReceiverConfig, SenderConfig
-from xfer.interval import Interval
-from xfer.receiver import Receiver as _Receiver
-from xfer.sender import Sender
+from xfer.observe.interval import Interval
+from xfer.rx.receiver import Receiver as _Receiver
+from xfer.tx.sender import Sender
 
 __all__ = ["Interval", "Receiver", "send", "send_async", "transfer"]
 
@@ -32,7 +32,7 @@ async def send_async(
 ) -> dict[str, Any]:
     """Send ``paths`` (or ``mem=True, mem_size=...``) to ``address``; returns the summary
     (the ``--json`` object). ``options`` are :class:`xfer.config.SenderConfig` fields;
-    ``on_interval`` gets each MI's :class:`xfer.interval.Interval` (``.to_dict()`` is the
+    ``on_interval`` gets each MI's :class:`xfer.observe.interval.Interval` (``.to_dict()`` is the
     ``--json-stream`` record); ``log`` writes a Parquet run log."""
     if isinstance(paths, str):
         paths = [paths]
@@ -47,7 +47,7 @@ async def transfer(
     e.g. by the command line); returns the summary."""
     runlog = None
     if log:
-        from xfer.runlog import RunLog
+        from xfer.observe.runlog import RunLog
 
         runlog = RunLog(log, {"policy": cfg.policy_spec, **cfg.meta})
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from xfer.protocol import MAX_CTRL_FRAME, Frame, FrameDecoder, Msg, encode
+from xfer.wire.protocol import MAX_CTRL_FRAME, Frame, FrameDecoder, Msg, encode
 
 
 class PeerClosed(ConnectionError):
@@ -108,7 +108,7 @@ Timeout = float | Callable[[], float | None] | None
 
 
 class Connection(Protocol):
-    """What :class:`Link` needs of a sans-IO connection (``xfer.connection``)."""
+    """What :class:`Link` needs of a sans-IO connection (``xfer.wire.connection``)."""
 
     def receive_data(self, data: bytes) -> None: ...
     def next_event(self, now: float) -> Any: ...

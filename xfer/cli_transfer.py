@@ -69,7 +69,7 @@ def _logging(verbose: int) -> None:
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def recv_cmd(token_file: str | None, stdio: bool, verbose: int, **fields: Any) -> None:
     """Run a receiver that writes under --root and serves several senders at once."""
-    from xfer.receiver import Receiver
+    from xfer.rx.receiver import Receiver
     from xfer.ssh import PORT_LINE, read_token, watch_eof
 
     _logging(verbose)
@@ -217,8 +217,8 @@ def run_send(
 ) -> dict[str, Any]:
     """Run one transfer with the chosen outputs; returns the summary."""
     from xfer.api import transfer
-    from xfer.interval import Interval
-    from xfer.progress import Progress
+    from xfer.observe.interval import Interval
+    from xfer.observe.progress import Progress
 
     prog = Progress(cfg) if progress else None
 

@@ -1,7 +1,7 @@
 """Errors that say who broke what, each with a stable exit code (documented in the README).
 
 The one error vocabulary: :class:`Exit` (exit statuses), :class:`ErrorCode` (the codes carried
-in ERROR frames, re-exported by :mod:`xfer.protocol`, raised by :mod:`xfer.store`) and
+in ERROR frames, re-exported by :mod:`xfer.wire.protocol`, raised by :mod:`xfer.rx.store`) and
 :data:`ERRORS`, the table from each code to its exit status and meaning.
 """
 

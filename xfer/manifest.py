@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from xfer.protocol import ProtocolError
+from xfer.wire.protocol import ProtocolError
 
 FILE = "f"
 DIR = "d"

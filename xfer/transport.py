@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from policy.signals import PathSignal
-from xfer.tcpinfo import IPPROTO_MPTCP, SubflowInfo, mptcp_info, mptcp_subflows
+from xfer.observe.tcpinfo import IPPROTO_MPTCP, SubflowInfo, mptcp_info, mptcp_subflows
 
 log = logging.getLogger("xfer.transport")
 

@@ -12,7 +12,7 @@ import pytest
 import xfer
 from policy import base
 from policy.signals import SignalVector
-from xfer import session
+from xfer.wire import session
 
 pytestmark = pytest.mark.timeout(120)
 

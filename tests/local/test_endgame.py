@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 import pytest
 
 import xfer
-from xfer import store as store_mod
 from xfer.dataset import trees_equal
+from xfer.rx import store as store_mod
 from xfer.transport import TRANSPORTS, Transport
 
 from ..hostile import Proxy, result, start_send

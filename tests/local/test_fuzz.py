@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import xfer
 from xfer.dataset import trees_equal
-from xfer.protocol import CTRL_HEADER, VERSION, Msg, block_header
+from xfer.wire.protocol import CTRL_HEADER, VERSION, Msg, block_header
 
 from ..hostile import Hostile, crash_watch, file_row, files_under, wait_for
 from .conftest import make_tree

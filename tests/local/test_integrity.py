@@ -12,7 +12,7 @@ import xxhash
 
 import xfer
 from xfer.dataset import trees_equal
-from xfer.protocol import Msg, block_header
+from xfer.wire.protocol import Msg, block_header
 
 from ..hostile import (
     Hostile,

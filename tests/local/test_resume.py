@@ -207,7 +207,7 @@ def test_file_fully_journaled_but_not_renamed_is_finished_without_resending(tmp_
     import xxhash
 
     from xfer.manifest import scan
-    from xfer.store import Store
+    from xfer.rx.store import Store
 
     src = tmp_path / "src" / "f.bin"
     src.parent.mkdir(parents=True)

@@ -10,10 +10,10 @@ import pytest
 import xxhash
 
 from xfer.manifest import FILE, Entry
-from xfer.protocol import END_HEADER, ProtocolError, block_header
-from xfer.rxstream import Outcome, Report, Stream
-from xfer.session import Book
-from xfer.store import Store
+from xfer.rx.rxstream import Outcome, Report, Stream
+from xfer.rx.store import Store
+from xfer.wire.protocol import END_HEADER, ProtocolError, block_header
+from xfer.wire.session import Book
 
 
 def _block(file_id: int, offset: int, data: bytes, digest: int | None = None) -> bytes:

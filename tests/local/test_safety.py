@@ -15,8 +15,8 @@ import pytest
 
 import xfer
 from xfer.dataset import trees_equal
-from xfer.protocol import CTRL_HEADER, Msg
-from xfer.receiver import ReceiverConfig
+from xfer.rx.receiver import ReceiverConfig
+from xfer.wire.protocol import CTRL_HEADER, Msg
 
 from ..hostile import (
     XFER,

@@ -13,8 +13,8 @@ import pytest
 
 import xfer
 from xfer.config import SenderConfig
-from xfer.connection import ReceiverConnection
 from xfer.dataset import trees_equal
+from xfer.wire.connection import ReceiverConnection
 
 from ..hostile import Proxy, Tamper
 from .conftest import make_tree

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from xfer.dataset import trees_equal
+from xfer.rx.store import PARTIAL_DIR
 from xfer.ssh import Direct, RemoteReceiver, SshConfig, SshTarget, parse_destination, remote_dir
-from xfer.store import PARTIAL_DIR
 
 from .conftest import make_tree
 

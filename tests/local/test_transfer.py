@@ -11,7 +11,7 @@ import pytest
 import xfer
 from xfer.config import SenderConfig
 from xfer.dataset import trees_equal
-from xfer.sender import Sender
+from xfer.tx.sender import Sender
 
 from .conftest import make_tree
 

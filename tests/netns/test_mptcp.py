@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from xfer.tcpinfo import (
+from xfer.observe.tcpinfo import (
     _full_info,
     _tcpinfo_and_addrs,
     mptcp_info,

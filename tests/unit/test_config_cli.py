@@ -99,7 +99,7 @@ def test_send_options_reach_the_config(monkeypatch, tmp_path) -> None:
 
 
 def test_recv_options_reach_the_config(monkeypatch, tmp_path) -> None:
-    import xfer.receiver
+    import xfer.rx.receiver
 
     seen: list[ReceiverConfig] = []
 
@@ -110,7 +110,7 @@ def test_recv_options_reach_the_config(monkeypatch, tmp_path) -> None:
         seen.append(cfg)
         raise Stop
 
-    monkeypatch.setattr(xfer.receiver, "Receiver", fake_receiver)
+    monkeypatch.setattr(xfer.rx.receiver, "Receiver", fake_receiver)
     argv = ["--root", str(tmp_path), "--listen", "127.0.0.1:0", "--no-fsync", "--once"]
     r = CliRunner().invoke(recv_cmd, [*argv, "--max-sessions", "3", "--encryption", "off"])
     assert isinstance(r.exception, Stop), r.output

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from xfer.connection import (
+from xfer.errors import ErrorCode, Exit, RemoteError, XferError
+from xfer.manifest import DIR, FILE, Entry
+from xfer.wire.connection import (
     Acked,
     Bye,
     FilesDone,
@@ -24,11 +26,9 @@ from xfer.connection import (
     Summary,
     Welcomed,
 )
-from xfer.crypto import Tampered
-from xfer.errors import ErrorCode, Exit, RemoteError, XferError
-from xfer.manifest import DIR, FILE, Entry
-from xfer.protocol import FrameDecoder, Msg, ProtocolError, block_header, proof
-from xfer.session import BlockScheduler, LocalProtocolError, State, file_extents
+from xfer.wire.crypto import Tampered
+from xfer.wire.protocol import FrameDecoder, Msg, ProtocolError, block_header, proof
+from xfer.wire.session import BlockScheduler, LocalProtocolError, State, file_extents
 
 TOKEN = b"s3cret"
 KiB = 1 << 10

@@ -1,4 +1,4 @@
-"""Layer 1: xfer.crypto in memory: keys, nonces, tamper detection of blocks and frames."""
+"""Layer 1: xfer.wire.crypto in memory: keys, nonces, tamper detection of blocks and frames."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from xfer.crypto import (
+from xfer.wire.crypto import (
     TAG,
     BlockOpener,
     BlockSealer,
@@ -16,8 +16,8 @@ from xfer.crypto import (
     Tampered,
     session_keys,
 )
-from xfer.protocol import BLOCK_HEADER, END_HEADER, FrameDecoder, Msg, ProtocolError, encode
-from xfer.protocol import block_header as header_of
+from xfer.wire.protocol import BLOCK_HEADER, END_HEADER, FrameDecoder, Msg, ProtocolError, encode
+from xfer.wire.protocol import block_header as header_of
 
 
 def _pair(stream: int = 3, nonce: str = "ab12") -> tuple[BlockSealer, BlockOpener]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from xfer import protocol
 from xfer.errors import ERRORS, ErrorCode, Exit, RemoteError, exit_for
-from xfer.store import StoreError
+from xfer.rx.store import StoreError
+from xfer.wire import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -166,8 +166,8 @@ def _log(
 ) -> str:
     from policy.signals import SignalVector
     from policy.utility import utility
-    from xfer.interval import Interval
-    from xfer.runlog import RunLog
+    from xfer.observe.interval import Interval
+    from xfer.observe.runlog import RunLog
 
     with RunLog(path, {"policy": policy, "label": policy, "scenario": "paper-fig1", **meta}) as log:
         for i, (x, n) in enumerate(zip(thr, streams, strict=True)):

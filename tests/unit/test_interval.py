@@ -9,7 +9,7 @@ import json
 import pytest
 
 from policy.signals import PathSignal, SignalVector
-from xfer.interval import Interval
+from xfer.observe.interval import Interval
 
 
 def sig() -> SignalVector:

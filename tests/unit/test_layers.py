@@ -188,7 +188,13 @@ def module_cycles(root: Path, packages: list[str]) -> list[list[str]]:
     return cycles
 
 
-SANS_IO = ("xfer.protocol", "xfer.session", "xfer.events", "xfer.connection", "xfer.crypto")
+SANS_IO = (
+    "xfer.wire.protocol",
+    "xfer.wire.session",
+    "xfer.wire.events",
+    "xfer.wire.connection",
+    "xfer.wire.crypto",
+)
 """The protocol core: bytes in, events out, time passed in (docs/ARCHITECTURE.md)."""
 
 IO_MODULES = frozenset({"socket", "asyncio", "uvloop", "selectors", "threading", "time"})
@@ -315,4 +321,4 @@ def test_checker_finds_module_level_cycles_only(tmp_path: Path) -> None:
 
 
 def test_the_io_check_sees_through_our_modules() -> None:
-    assert "xfer.channel: asyncio" in io_imports(ROOT, "xfer.rxsession")
+    assert "xfer.channel: asyncio" in io_imports(ROOT, "xfer.rx.rxsession")

@@ -12,7 +12,7 @@ import pytest
 
 from lab import metrics as m
 from lab.runlog import Run
-from xfer.runlog import SCHEMA
+from xfer.observe.runlog import SCHEMA
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

@@ -8,7 +8,7 @@ import pytest
 import xxhash
 
 from xfer.manifest import Entry, check_relpath, entry_from_wire
-from xfer.protocol import (
+from xfer.wire.protocol import (
     BLOCK_HEADER,
     END_HEADER,
     MAX_BLOCK,
@@ -20,7 +20,7 @@ from xfer.protocol import (
     decode_block_header,
     encode,
 )
-from xfer.session import (
+from xfer.wire.session import (
     MEM_TABLE,
     TABLE,
     BlockScheduler,

@@ -21,8 +21,8 @@ from lab.report import print_summary, report_cmd
 from lab.runlog import read_run, read_runs
 from policy.signals import PathSignal, SignalVector
 from policy.utility import utility
-from xfer.interval import Interval
-from xfer.runlog import SCHEMA, RunLog
+from xfer.observe.interval import Interval
+from xfer.observe.runlog import SCHEMA, RunLog
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -105,8 +105,8 @@ def test_a_killed_run_leaves_a_readable_log(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import os, signal
         from policy.signals import SignalVector
-        from xfer.interval import Interval
-        from xfer.runlog import RunLog
+        from xfer.observe.interval import Interval
+        from xfer.observe.runlog import RunLog
         log = RunLog({str(p)!r}, {{"policy": "bo"}})
         for i in range(25):
             s = SignalVector(t=i + 1.0, mi_s=1.0, streams=3, throughput_bps=1e6, goodput_bps=1e6,

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from policy.signals import PathSignal
-from xfer.tcpinfo import (
+from xfer.observe.tcpinfo import (
     UNKNOWN_TCP_INFO,
     MptcpInfo,
     SubflowInfo,

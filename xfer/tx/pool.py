@@ -16,23 +16,23 @@ from typing import Any
 from xfer.addr import split_hostport
 from xfer.channel import PeerClosed, Stalled, send_all, set_timeouts
 from xfer.config import SenderConfig
-from xfer.crypto import (
+from xfer.errors import XferError
+from xfer.observe.monitor import Monitor
+from xfer.transport import SocketOptions, Transport, make_transport
+from xfer.tx.sources import Abandon, Abandoned, SealedSource
+from xfer.wire.crypto import (
     BlockSealer,
 )
-from xfer.errors import XferError
-from xfer.monitor import Monitor
-from xfer.protocol import (
+from xfer.wire.protocol import (
     DATA_OK,
     END_HEADER,
     ProtocolError,
 )
-from xfer.session import (
+from xfer.wire.session import (
     Block,
     BlockScheduler,
     BlockSizing,
 )
-from xfer.sources import Abandon, Abandoned, SealedSource
-from xfer.transport import SocketOptions, Transport, make_transport
 
 log = logging.getLogger("xfer.sender")
 
@@ -59,7 +59,7 @@ class StreamPool:
     monitor: Monitor
     hello: Callable[[int], tuple[bytes, BlockSealer | None]]
     """A data connection's DATA_HELLO and block sealer, by stream id
-    (:meth:`xfer.connection.SenderConnection.data_hello`)."""
+    (:meth:`xfer.wire.connection.SenderConnection.data_hello`)."""
     make_source: Callable[[], Any]
     cond: threading.Condition = field(default_factory=threading.Condition)
     threads: dict[int, threading.Thread] = field(default_factory=dict)
@@ -195,7 +195,9 @@ class StreamPool:
         try:
             sock, sealer = self._open(sid)
             self.monitor.add(sid, sock)
-            if sealer is not None:  # the encrypted path (xfer.crypto): same loop, sealed blocks
+            if (
+                sealer is not None
+            ):  # the encrypted path (xfer.wire.crypto): same loop, sealed blocks
                 source = SealedSource(source, sealer)
             self._send_blocks(sid, sock, source)
             send_all(sock, END_HEADER if sealer is None else sealer.end())

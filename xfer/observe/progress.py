@@ -15,7 +15,7 @@ from rich.progress import (
 )
 
 from xfer.config import SenderConfig
-from xfer.interval import Interval
+from xfer.observe.interval import Interval
 
 
 class Progress:

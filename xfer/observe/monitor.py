@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from policy.signals import PathSignal, SignalVector
-from xfer.tcpinfo import TcpInfo, stream_info
+from xfer.observe.tcpinfo import TcpInfo, stream_info
 from xfer.transport import PathAggregator
 
 

@@ -1,5 +1,5 @@
 """The sender: the MI loop on asyncio, data streams as threads in a :class:`StreamPool`, the
-control connection in :class:`xfer.txsession.Control` (a sans-IO ``SenderConnection``).
+control connection in :class:`xfer.tx.txsession.Control` (a sans-IO ``SenderConnection``).
 
 Each MI the loop asks the monitor for the signal vector, gives it to the controller, and sets
 the pool's target. Streams only move blocks: take the next block from the scheduler, send a
@@ -25,17 +25,17 @@ from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import PeerClosed
 from xfer.config import SenderConfig
-from xfer.crypto import CIPHER
-from xfer.decider import Decider
 from xfer.errors import Exit, XferError
-from xfer.interval import Interval
 from xfer.manifest import FILE, ScanResult, scan
-from xfer.monitor import Monitor
-from xfer.pool import COPY_AGE_S, StreamPool
-from xfer.protocol import ProtocolError
-from xfer.session import BlockScheduler, BlockSizing, State
-from xfer.sources import FileSource, MemSource
-from xfer.txsession import Control, connect
+from xfer.observe.interval import Interval
+from xfer.observe.monitor import Monitor
+from xfer.tx.decider import Decider
+from xfer.tx.pool import COPY_AGE_S, StreamPool
+from xfer.tx.sources import FileSource, MemSource
+from xfer.tx.txsession import Control, connect
+from xfer.wire.crypto import CIPHER
+from xfer.wire.protocol import ProtocolError
+from xfer.wire.session import BlockScheduler, BlockSizing, State
 
 log = logging.getLogger("xfer.sender")
 
@@ -52,7 +52,7 @@ class Sender:
         self.error: XferError | None = None
         self.started = time.monotonic()
         self.control = Control(cfg)
-        """The control connection: handshake, resume, acks (``xfer/txsession.py``)."""
+        """The control connection: handshake, resume, acks (``xfer/tx/txsession.py``)."""
         self.pool: StreamPool | None = None
         self.intervals = 0
         self._all_confirmed = asyncio.Event()

@@ -1,5 +1,5 @@
 """The receiver's per-session control side, on the event loop: carries a
-:class:`~xfer.connection.ReceiverConnection`'s frames, prepares the files (paths, partials,
+:class:`~xfer.wire.connection.ReceiverConnection`'s frames, prepares the files (paths, partials,
 journals), applies KEEP, turns what the stream threads report into the book and the acks,
 finishes files, and answers BYE with the summary. A session that fails ends alone.
 """
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from xfer.channel import Link, PeerClosed
 from xfer.config import ReceiverConfig
-from xfer.connection import Bye, Kept, ManifestDone, PeerError, ReceiverConnection
 from xfer.errors import RemoteError
 from xfer.manifest import Entry
-from xfer.protocol import ErrorCode, Frame, ProtocolError
-from xfer.rxstream import Outcome, Report
-from xfer.session import State
-from xfer.store import Store, StoreError
+from xfer.rx.rxstream import Outcome, Report
+from xfer.rx.store import Store, StoreError
+from xfer.wire.connection import Bye, Kept, ManifestDone, PeerError, ReceiverConnection
+from xfer.wire.protocol import ErrorCode, Frame, ProtocolError
+from xfer.wire.session import State
 
 log = logging.getLogger("xfer.receiver")
 
@@ -48,7 +48,7 @@ class Session:
     inbox: deque[Report] = field(default_factory=deque)
     """What the stream threads report, block by block, for the control side."""
     writing: dict[tuple[int, int], int] = field(default_factory=dict)
-    """Blocks being written now, and by which stream (see :class:`xfer.rxstream.Stream`)."""
+    """Blocks being written now, and by which stream (see :class:`xfer.rx.rxstream.Stream`)."""
     ready: bool = False
     """READY was sent (and KEEP applied): data connections are accepted from now on."""
     ready_event: asyncio.Event = field(default_factory=asyncio.Event)

@@ -1,8 +1,8 @@
 """Session state, sans-IO: the control state machines of both roles (as tables), the
 sender's block scheduler and the receiver's book of verified blocks.
 
-Nothing here touches a socket, a file or the clock; the adapters in ``sender.py`` and
-``receiver.py`` feed events in and carry the results out, and the tests drive both ends in
+Nothing here touches a socket, a file or the clock; the adapters in ``xfer/tx/sender.py`` and
+``xfer/rx/receiver.py`` feed events in and carry the results out, and the tests drive both ends in
 memory.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from xfer.manifest import FILE, Entry
-from xfer.protocol import Msg, ProtocolError
+from xfer.wire.protocol import Msg, ProtocolError
 
 
 class State(enum.Enum):

@@ -14,15 +14,15 @@ from typing import Any
 import xxhash
 
 from xfer.channel import Stalled, send_all
-from xfer.crypto import (
-    BlockSealer,
-)
 from xfer.errors import Exit, XferError
 from xfer.manifest import Entry
-from xfer.protocol import (
+from xfer.wire.crypto import (
+    BlockSealer,
+)
+from xfer.wire.protocol import (
     block_header,
 )
-from xfer.session import (
+from xfer.wire.session import (
     Block,
 )
 

@@ -1,9 +1,9 @@
 """The receiver: an asyncio server for control connections, one thread per data connection.
 
 Three rooms: this module accepts connections and sorts them by their first frame (the
-lifecycle, limits, the data connections' admission); ``rxsession.py`` runs each session's
-control side (a :class:`~xfer.connection.ReceiverConnection` carried on the event loop: the
-handshake, manifest, KEEP, acks, summary); ``rxstream.py`` is the data path, one thread per
+lifecycle, limits, the data connections' admission); ``xfer/rx/rxsession.py`` runs each session's
+control side (a :class:`~xfer.wire.connection.ReceiverConnection` carried on the event loop: the
+handshake, manifest, KEEP, acks, summary); ``xfer/rx/rxstream.py`` is the data path, one thread per
 data connection that only reads, hashes and writes blocks. A session that fails (bad frame,
 bad path, full disk, lost sender) ends alone; the receiver keeps serving the others.
 """
@@ -21,13 +21,13 @@ from typing import Any
 from xfer.addr import split_hostport as split_hostport  # re-exported (was defined here)
 from xfer.channel import Channel, Link, PeerClosed, set_timeouts
 from xfer.config import ReceiverConfig as ReceiverConfig  # re-exported (was defined here)
-from xfer.connection import ReceiverConnection
 from xfer.errors import RemoteError
-from xfer.protocol import DATA_OK, ErrorCode, Frame, Msg, ProtocolError, need
-from xfer.rxsession import Claims, Control, Session
-from xfer.rxstream import Stream, serve
-from xfer.store import StoreError
+from xfer.rx.rxsession import Claims, Control, Session
+from xfer.rx.rxstream import Stream, serve
+from xfer.rx.store import StoreError
 from xfer.transport import listen_any
+from xfer.wire.connection import ReceiverConnection
+from xfer.wire.protocol import DATA_OK, ErrorCode, Frame, Msg, ProtocolError, need
 
 log = logging.getLogger("xfer.receiver")
 

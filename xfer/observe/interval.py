@@ -1,7 +1,7 @@
 """The interval record: one MI as the sender reports it, one typed object from the MI loop to
 whoever consumes it (the library's ``on_interval``, the progress display, the run-log writer).
 It becomes a dict only where it is written: :meth:`Interval.to_dict` for the
-``--json-stream`` line, :meth:`xfer.runlog.RunLog.append` for the Parquet row."""
+``--json-stream`` line, :meth:`xfer.observe.runlog.RunLog.append` for the Parquet row."""
 
 from __future__ import annotations
 

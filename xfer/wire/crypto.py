@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from xfer.protocol import CTRL_HEADER, END_HEADER, FRAME_TAG, ProtocolError
+from xfer.wire.protocol import CTRL_HEADER, END_HEADER, FRAME_TAG, ProtocolError
 
 CIPHER = "aes-256-gcm"
 """The one cipher offered in HELLO (``enc``) and accepted in CHALLENGE."""

@@ -1,4 +1,4 @@
-"""The events the connection objects of ``xfer/connection.py`` produce, one frozen dataclass
+"""The events the connection objects of ``xfer/wire/connection.py`` produce, one frozen dataclass
 each: what the adapter must act on (sans-IO, no imports of sockets or the clock)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from xfer.crypto import SessionKeys
 from xfer.manifest import Entry
+from xfer.wire.crypto import SessionKeys
 
 Range = tuple[int, int, int]
 """A journaled range: offset, length, xxh3-64 of its bytes."""

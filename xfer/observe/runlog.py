@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from xfer.interval import Interval
+from xfer.observe.interval import Interval
 
 RUNLOG_VERSION = "1"
 """Version of the run-log schema, stored as metadata key ``xfer_runlog``."""

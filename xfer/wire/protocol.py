@@ -101,7 +101,7 @@ class Frame:
 
 
 class FrameOpener(Protocol):
-    """Authenticates and decrypts one sealed control payload (see xfer.crypto)."""
+    """Authenticates and decrypts one sealed control payload (see xfer.wire.crypto)."""
 
     def open(self, header: bytes, sealed: bytes) -> bytes: ...
 

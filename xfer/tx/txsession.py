@@ -1,7 +1,7 @@
 """The sender's control side, on the event loop: carries a
-:class:`~xfer.connection.SenderConnection`'s frames, checks the receiver's journaled ranges
+:class:`~xfer.wire.connection.SenderConnection`'s frames, checks the receiver's journaled ranges
 against our files (what to send again), and turns acks and FILE_DONE into the scheduler's and
-the catalog's state. The MI loop (``sender.py``) and the stream pool do the rest.
+the catalog's state. The MI loop (``xfer/tx/sender.py``) and the stream pool do the rest.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 from xfer.addr import split_hostport
 from xfer.channel import Link
 from xfer.config import SenderConfig
-from xfer.connection import (
+from xfer.errors import Exit, RemoteError, XferError
+from xfer.manifest import Entry
+from xfer.tx.sources import mmap_digest
+from xfer.wire.connection import (
     Acked,
     FilesDone,
     PeerError,
@@ -25,10 +28,7 @@ from xfer.connection import (
     Summary,
     Welcomed,
 )
-from xfer.errors import Exit, RemoteError, XferError
-from xfer.manifest import Entry
-from xfer.session import BlockScheduler, file_extents, mem_extents, needed_bytes
-from xfer.sources import mmap_digest
+from xfer.wire.session import BlockScheduler, file_extents, mem_extents, needed_bytes
 
 E = TypeVar("E")
 

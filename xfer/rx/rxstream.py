@@ -18,11 +18,11 @@ from dataclasses import replace
 import xxhash
 
 from xfer.channel import PeerClosed, Stalled, recv_exact
-from xfer.crypto import TAG, BlockOpener, Tampered
-from xfer.protocol import BLOCK_HEADER, BlockHeader, BlockKind, ErrorCode, ProtocolError
-from xfer.protocol import decode_block_header as decode_header
-from xfer.session import Book
-from xfer.store import Store, StoreError
+from xfer.rx.store import Store, StoreError
+from xfer.wire.crypto import TAG, BlockOpener, Tampered
+from xfer.wire.protocol import BLOCK_HEADER, BlockHeader, BlockKind, ErrorCode, ProtocolError
+from xfer.wire.protocol import decode_block_header as decode_header
+from xfer.wire.session import Book
 
 log = logging.getLogger("xfer.receiver")
 

@@ -4,10 +4,10 @@ As in h11 and aioquic, a connection object owns the protocol and does no I/O: th
 feeds what it read with :meth:`receive_data`, takes events one at a time with
 :meth:`next_event` (``now`` passed in), calls methods that queue frames, and writes what
 :meth:`data_to_send` returns. Every message, sent or received, goes through the session table
-(:class:`xfer.session.Machine`). A connection owns the handshake (nonces, HMAC proofs, the
+(:class:`xfer.wire.session.Machine`). A connection owns the handshake (nonces, HMAC proofs, the
 X25519 key exchange and the sealing of every frame after WELCOME), the manifest, READY/KEEP,
 ACKs, BYE and the summary. Files, sockets and threads stay with the adapters
-(``sender.py``; ``receiver.py``, ``rxsession.py``, ``rxstream.py``), and the tests join a
+(``xfer/tx/sender.py``; ``xfer/rx/receiver.py``, ``xfer/rx/rxsession.py``, ``xfer/rx/rxstream.py``), and the tests join a
 :class:`SenderConnection` and a :class:`ReceiverConnection` in memory.
 """
 
@@ -18,7 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from xfer.crypto import (
+from xfer.errors import ErrorCode, Exit, RemoteError, XferError
+from xfer.manifest import FILE, Entry, entry_from_wire
+from xfer.wire.crypto import (
     CIPHER,
     BlockOpener,
     BlockSealer,
@@ -28,8 +30,7 @@ from xfer.crypto import (
     SessionKeys,
     session_keys,
 )
-from xfer.errors import ErrorCode, Exit, RemoteError, XferError
-from xfer.events import (
+from xfer.wire.events import (
     Acked,
     Bye,
     Event,
@@ -42,8 +43,7 @@ from xfer.events import (
     Summary,
     Welcomed,
 )
-from xfer.manifest import FILE, Entry, entry_from_wire
-from xfer.protocol import (
+from xfer.wire.protocol import (
     VERSION,
     Frame,
     FrameDecoder,
@@ -56,7 +56,7 @@ from xfer.protocol import (
     need,
     proof,
 )
-from xfer.session import Book, Machine, State
+from xfer.wire.session import Book, Machine, State
 
 __all__ = [
     "Acked",
