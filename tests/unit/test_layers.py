@@ -13,6 +13,12 @@ function (lazily), so that ``import xfer`` never pulls in the lab or the trainer
 module-level imports follow the engine's rule. Imports under ``if TYPE_CHECKING:`` count as
 arrows too. Separately, no module-level import cycle between modules (imports inside functions
 and under ``TYPE_CHECKING`` do not run at import time, so they cannot form one).
+
+Inside the engine, its layers (``xfer/wire``, ``xfer/tx``, ``xfer/rx``, ``xfer/observe``; the
+shared modules and entry points at ``xfer/``'s top): ``xfer.wire`` (the sans-IO protocol core)
+imports nothing of ``tx``, ``rx`` or ``observe`` and, even through modules of ours, no socket,
+asyncio, uvloop, selectors, threading or time; ``xfer.tx`` and ``xfer.rx`` never import each
+other; ``xfer.observe`` imports neither side.
 """
 
 from __future__ import annotations
@@ -188,14 +194,38 @@ def module_cycles(root: Path, packages: list[str]) -> list[list[str]]:
     return cycles
 
 
-SANS_IO = (
-    "xfer.wire.protocol",
-    "xfer.wire.session",
-    "xfer.wire.events",
-    "xfer.wire.connection",
-    "xfer.wire.crypto",
-)
-"""The protocol core: bytes in, events out, time passed in (docs/ARCHITECTURE.md)."""
+INNER: dict[str, frozenset[str]] = {
+    "xfer.wire": frozenset({"xfer.tx", "xfer.rx", "xfer.observe"}),
+    "xfer.tx": frozenset({"xfer.rx"}),
+    "xfer.rx": frozenset({"xfer.tx"}),
+    "xfer.observe": frozenset({"xfer.tx", "xfer.rx"}),
+}
+"""The engine's layers (docs/ARCHITECTURE.md), each with the layers it may not import: the wire
+core sits under both sides and the observation, and the two sides never import each other."""
+
+
+def _layer(module: str) -> str | None:
+    return next((pkg for pkg in INNER if module == pkg or module.startswith(pkg + ".")), None)
+
+
+def inner_violations(root: Path) -> list[str]:
+    """Every import between the engine's layers that points the wrong way (lazy and type-only
+    imports count), as ``file:line: a -> b (why)``."""
+    mods = modules(root, list(ALLOWED))
+    bad = []
+    for imp in all_imports(root, list(ALLOWED)):
+        src, dst = _layer(imp.source), _layer(imp.target)
+        if src is not None and dst in INNER[src]:
+            where = f"{mods[imp.source].relative_to(root)}:{imp.line}"
+            why = f"{src} may not import {', '.join(sorted(INNER[src]))}"
+            bad.append(f"{where}: {imp.source} -> {imp.target} ({why})")
+    return bad
+
+
+def sans_io_modules(root: Path) -> list[str]:
+    """The wire core: every module of ``xfer.wire``."""
+    return [m for m in modules(root, ["xfer"]) if _layer(m) == "xfer.wire"]
+
 
 IO_MODULES = frozenset({"socket", "asyncio", "uvloop", "selectors", "threading", "time"})
 """What the protocol core may not import, even through a module of ours."""
@@ -225,9 +255,15 @@ def io_imports(root: Path, module: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", SANS_IO)
+@pytest.mark.parametrize("module", sans_io_modules(ROOT))
 def test_the_protocol_core_does_no_io(module: str) -> None:
     assert io_imports(ROOT, module) == []
+
+
+def test_the_wire_core_is_the_protocol() -> None:
+    assert {"xfer.wire.protocol", "xfer.wire.session", "xfer.wire.connection"} <= set(
+        sans_io_modules(ROOT)
+    )
 
 
 # ------------------------------------------------------------------------------ the tree
@@ -240,6 +276,19 @@ def test_every_package_is_checked() -> None:
 
 def test_imports_point_the_right_way() -> None:
     assert direction_violations(ROOT) == []
+
+
+def test_the_engines_layers_point_the_right_way() -> None:
+    assert inner_violations(ROOT) == []
+
+
+def test_no_layer_shadows_a_public_name() -> None:
+    """``xfer.send`` is a function: a subpackage of that name would replace it on import."""
+    import xfer
+    import xfer.api  # imports every layer
+
+    assert not {pkg.rpartition(".")[2] for pkg in INNER} & set(xfer.__all__)
+    assert callable(xfer.send) and xfer.send is xfer.api.send
 
 
 def test_no_module_level_import_cycle() -> None:
@@ -270,6 +319,7 @@ def _tree(tmp_path: Path, spec: str) -> Path:
         (tmp_path / pkg / "__init__.py").touch()
     for line in filter(None, (x.strip() for x in spec.splitlines())):
         rel, _, text = line.partition(": ")
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text.replace("\\n", "\n") + "\n")
     return tmp_path
 
@@ -300,6 +350,27 @@ lab/f.py: from typing import TYPE_CHECKING\\nif TYPE_CHECKING:\\n    from lab im
 lab/g.py: from lab import f
 """
 """A module-level cycle a -> b -> c -> a; d/e (lazy) and f/g (type-only) are not cycles."""
+
+
+INNER_WRONG_WAY = """
+xfer/wire/session.py: from xfer.tx import pool
+xfer/tx/pool.py: from xfer.wire import session\\nfrom xfer.observe import monitor
+xfer/rx/store.py: def f():\\n    from xfer.tx.pool import x
+xfer/tx/sender.py: from typing import TYPE_CHECKING\\nif TYPE_CHECKING:\\n    from ..rx import store
+xfer/observe/monitor.py: from xfer.errors import E\\nfrom xfer.rx import store
+xfer/errors.py: E = 1
+"""
+"""Inside the engine: wire -> tx, rx -> tx (lazy), tx -> rx (type-only, relative) and
+observe -> rx point the wrong way; tx -> wire, tx -> observe and anything -> xfer.errors do not."""
+
+
+def test_inner_checker_flags_an_arrow_between_layers(tmp_path: Path) -> None:
+    bad = inner_violations(_tree(tmp_path, INNER_WRONG_WAY))
+    assert len(bad) == 4, bad
+    assert any("xfer/wire/session.py:1: xfer.wire.session -> xfer.tx.pool" in b for b in bad)
+    assert any("xfer.rx.store -> xfer.tx.pool (xfer.rx may not import xfer.tx)" in b for b in bad)
+    assert any("xfer.tx.sender -> xfer.rx.store" in b for b in bad)
+    assert any("xfer.observe.monitor -> xfer.rx.store" in b for b in bad)
 
 
 def test_checker_flags_an_arrow_pointing_the_wrong_way(tmp_path: Path) -> None:
