@@ -177,6 +177,42 @@ def test_book_rejects_overlaps_and_counts_duplicates() -> None:
     assert book.verified(0, 4, 6) == (True, True)
 
 
+def test_book_admit_reads_safely_while_the_control_side_records() -> None:
+    """Stream threads ask ``admit`` while the control side records blocks (no lock): a free
+    range must never be read as overlapping one that is being inserted before it."""
+    import sys
+    import threading
+
+    n = 20000
+    book = Book([Entry(0, "f", "x", 2 * n * 4096, 0, 0o644)])
+    slots = list(range(0, 2 * n, 2))
+    random.Random(5).shuffle(slots)
+    errors: list[Exception] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        rng = random.Random(6)
+        try:
+            while not stop.is_set():
+                odd = 2 * rng.randrange(n) + 1  # never recorded: always admitted
+                assert book.admit(0, odd * 4096, 4096)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for s in slots:
+            book.verified(0, s * 4096, 4096)
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
+    assert not errors, errors[0]
+
+
 def test_in_memory_transfer_with_stream_deaths_loses_and_duplicates_nothing() -> None:
     """Both ends joined in memory: random streams die, their blocks are re-sent, the receiver
     discards duplicates by offset, and every byte of every file is verified exactly once."""

@@ -421,6 +421,9 @@ class FileBook:
     lengths: dict[int, int] = field(default_factory=dict)
     verified: int = 0
     done: bool = False
+    version: int = 0
+    """Odd while :meth:`add` changes the ranges: readers on other threads (``admit``) retry
+    when it was odd or moved under them (a seqlock; one writer, no lock)."""
 
     @property
     def complete(self) -> bool:
@@ -448,10 +451,27 @@ class FileBook:
         i = self._place(offset, length)
         if i is None:
             return False
-        self.lengths[offset] = length  # before ``starts``: a reader never sees a start alone
+        self.version += 1
+        self.lengths[offset] = length
         self.starts.insert(i, offset)
         self.verified += length
+        self.version += 1
         return True
+
+    def admits(self, offset: int, length: int) -> bool:
+        """:meth:`_place` from another thread than the writer's: an answer (or error) read
+        while :meth:`add` moved ``starts`` under it is read again (an insert before the
+        reader's index shifts the neighbours it compares with)."""
+        while True:
+            v = self.version
+            try:
+                ok = not self.done and self._place(offset, length) is not None
+            except ProtocolError:
+                if v & 1 or v != self.version:
+                    continue
+                raise
+            if not v & 1 and v == self.version:
+                return ok
 
     def ranges(self) -> list[tuple[int, int]]:
         return [(o, self.lengths[o]) for o in self.starts]
@@ -480,10 +500,10 @@ class Book:
     def admit(self, file_id: int, offset: int, length: int) -> bool:
         """Should a block that arrived intact be written? False for a duplicate (this range
         is verified already, or its file is done); ProtocolError if it lies outside the
-        manifest or overlaps a verified range. Only reads: the data path may call it while
-        the control side records blocks (a stale answer costs one harmless rewrite)."""
-        fb = self.check(file_id, offset, length)
-        return not fb.done and fb._place(offset, length) is not None
+        manifest or overlaps a verified range. Only reads, from the data path while the
+        control side records blocks: see :meth:`FileBook.admits` (a stale "yes" costs one
+        harmless rewrite; a "no" or an overlap is always true)."""
+        return self.check(file_id, offset, length).admits(offset, length)
 
     def preload(self, file_id: int, offset: int, length: int) -> None:
         """Mark a range verified by an earlier session (from the journal)."""
