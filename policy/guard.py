@@ -10,9 +10,14 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    is running.
 2. **Measure low**: the guard lets it go there and waits ``settle`` MIs (2); the utility of
    the last of them is the reference.
-3. **Probe**: ``step`` more streams (5) for ``settle`` MIs; the utility of the last one is
-   compared with the reference. While it is higher by ``margin`` (5 %), the guard keeps the
-   new level and climbs another ``step`` (at most ``max_climbs`` times).
+3. **Probe, then low again (A/B/A)**: ``step`` more streams (5) for ``settle`` MIs, then
+   back to the low level for ``settle`` MIs. The probe wins only if its utility beats
+   *both* low measurements by ``margin`` (5 %): a competitor that switches off (or on)
+   during the probe moves one low reading with it, so a change of the path is not read as
+   the probe paying (the one-sided comparison of the first guard was fooled so on noisy
+   paths where 1-2 streams are right). After a win the guard climbs ``step`` at a time
+   from the probe level (at most ``max_climbs`` probes), each climb compared with the level
+   below it.
 4. **Hand back**: at the best level measured. If a probe won, the inner controller is not
    allowed below half that level for ``hold`` MIs (10); if none won, the guard goes back to
    the low level and will not probe again for a cooldown that doubles each time (8, 16, ...
@@ -71,6 +76,11 @@ class Guard:
         self.level = 0
         self.best = 0
         self.u_ref = 0.0
+        self.u_probe = 0.0
+        self.base = 0
+        """The low level the inner controller asked for (A of A/B/A)."""
+        self.b_level = 0
+        """The first probe's level (B)."""
         self.climbs = 0
         self.floor = 0
         self.floor_left = 0
@@ -99,14 +109,24 @@ class Guard:
             return self.level
         u = utility_of(signals)
         if self.mode == "low":
-            self.u_ref, self.best = u, self.level
+            self.u_ref, self.best, self.base = u, self.level, self.level
             return self._probe(self.level + self.gc.step)
-        # mode == "probe": did the higher level pay?
-        if u > self.u_ref + self.gc.margin * abs(self.u_ref):
-            self.u_ref, self.best = u, self.level
-            if self.climbs < self.gc.max_climbs and self.level < self.config.max_streams:
-                return self._probe(self.level + self.gc.step)
+        if self.mode == "first":  # B measured: go back to the low level for A again
+            self.u_probe, self.b_level, self.mode, self.k = u, self.level, "again", 0
+            self.level = self._set_inner(self.base)
+            return self.level
+        if self.mode == "again":  # A/B/A: the probe must beat both low readings
+            self.u_ref = max(self.u_ref, u)
+            u, self.level = self.u_probe, self.b_level
+        if not self._beats(u):
+            return self._hand_back()
+        self.u_ref, self.best = u, self.level
+        if self.climbs < self.gc.max_climbs and self.level < self.config.max_streams:
+            return self._probe(self.level + self.gc.step)
         return self._hand_back()
+
+    def _beats(self, u: float) -> bool:
+        return u > self.u_ref + self.gc.margin * abs(self.u_ref)
 
     def _follow(self, proposed: int) -> int:
         if self.floor_left > 0 and proposed < self.floor:
@@ -118,7 +138,7 @@ class Guard:
         return proposed
 
     def _probe(self, n: int) -> int:
-        self.mode, self.k = "probe", 0
+        self.mode, self.k = ("first" if self.climbs == 0 else "probe"), 0
         self.climbs += 1
         self.level = self._set_inner(n)
         return self.level

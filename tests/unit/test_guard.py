@@ -44,12 +44,20 @@ register("test-retreat", Retreat)
 register("test-notarget", NoTarget)
 
 
-def _run(world: Callable[[int], tuple[float, float]], mis: int) -> tuple[Guard, list[int]]:
-    """Drive a guard around Retreat in a world that maps streams -> (Mbit/s, loss)."""
+def _run(
+    world: Callable[[int], tuple[float, float]],
+    mis: int,
+    change: Callable[[Guard], Callable[[int], tuple[float, float]]] | None = None,
+) -> tuple[Guard, list[int]]:
+    """Drive a guard around Retreat in a world that maps streams -> (Mbit/s, loss); with
+    ``change``, the world becomes ``change(guard)`` from the first MI with more than 1 stream
+    (the guard's first probe)."""
     g = make_controller("guard:test-retreat", ControllerConfig())
     assert isinstance(g, Guard)
     n, path = g.initial(), []
     for t in range(mis):
+        if change is not None and n > 1 and t > 0:
+            world, change = change(g), None
         mbit, loss = world(n)
         s = SignalVector(
             t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
@@ -73,6 +81,15 @@ def test_guard_backs_off_where_one_stream_is_right() -> None:
     g, path = _run(lambda n: (100.0, 0.01), 60)
     assert path.count(6) <= 2 * g.probes and g.probes <= 4
     assert sum(path) / len(path) < 2.0
+
+
+def test_guard_is_not_fooled_by_a_competitor_leaving_during_its_probe() -> None:
+    # One stream is right throughout, but a competitor leaves just as the first probe starts:
+    # the probe's utility beats the low level measured before it (46 -> 87), not the one
+    # measured after it (96). A one-sided comparison would climb and hold more streams.
+    g, path = _run(lambda n: (50.0, 0.005), 40, change=lambda g: lambda n: (100.0, 0.002))
+    assert g.probes >= 1 and 11 not in path
+    assert path.count(6) <= 2 * g.probes and sum(path) / len(path) < 2.5
 
 
 def test_guard_never_probes_without_loss() -> None:
