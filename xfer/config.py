@@ -13,7 +13,7 @@ import ipaddress
 import os
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
 from xfer.addr import split_hostport
 from xfer.transport import TRANSPORTS
@@ -94,6 +94,17 @@ def no_option(why: str, default: Any = MISSING) -> Any:
     return field(default=default, metadata={"cli": Cli(why_not=why)})
 
 
+_C = TypeVar("_C")
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(option, no_option))
+def config_class(cls: type[_C]) -> type[_C]:
+    """``@dataclass(frozen=True, slots=True)`` that type checkers read through :func:`option`
+    and :func:`no_option`: a field without ``default`` stays required (``SenderConfig()``
+    without ``address`` is a type error, not only a run-time one)."""
+    return dataclass(frozen=True, slots=True)(cls)
+
+
 def _meta_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     """``--meta KEY=VALUE`` (repeatable) to a dict; items without ``=`` are ignored."""
     return dict(p.split("=", 1) for p in pairs if "=" in p)
@@ -103,7 +114,7 @@ _TOKEN = "--token-file or $XFER_TOKEN, read by the command (no secret on the com
 _LIBRARY = "library only (tests and embedders set it)"
 
 
-@dataclass(frozen=True, slots=True)
+@config_class
 class SenderConfig:
     """Everything ``xfer send`` can be told."""
 
@@ -262,7 +273,7 @@ class SenderConfig:
         return self.policy or DEFAULT_POLICY
 
 
-@dataclass(frozen=True, slots=True)
+@config_class
 class ReceiverConfig:
     """Everything ``xfer recv`` can be told."""
 
