@@ -19,9 +19,15 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    from the probe level (at most ``max_climbs`` probes), each climb compared with the level
    below it.
 4. **Hand back**: at the best level measured. If a probe won, the inner controller is not
-   allowed below half that level for ``hold`` MIs (10); if none won, the guard goes back to
-   the low level and will not probe again for a cooldown that doubles each time (8, 16, ...
-   MIs), so a path where 1-2 streams are right pays for a probe rarely.
+   allowed below ``floor_share`` (half) of that level for ``hold`` MIs (10, multiplied by
+   ``hold_growth`` after each consecutive win: 1, a fixed hold, by default); if none won,
+   the guard goes back to the low level and will not probe again for a cooldown that
+   doubles each time (8, 16, ... MIs), so a path where 1-2 streams are right pays for a
+   probe rarely.
+
+Every constant can be set in the spec, for choosing them on validation scenarios:
+``guard:hold=20,hold_growth=2:ppo`` (``KEY=VALUE`` pairs of :class:`GuardConfig` before
+the inner controller).
 
 The inner controller sees every signal vector throughout (its history stays whole); its
 own target is set to the guard's at hand-back, so it must have a ``target`` attribute
@@ -31,7 +37,8 @@ own target is set to the guard's at hand-back, so it must have a ``target`` attr
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from policy.base import Controller, ControllerConfig, make_controller
 from policy.signals import SignalVector
@@ -50,7 +57,27 @@ class GuardConfig:
     margin: float = 0.05
     max_climbs: int = 3
     hold: int = 10
+    hold_growth: float = 1.0
+    """Each consecutive won probe multiplies the hold by this (1: a fixed hold)."""
+    floor_share: float = 0.5
+    """After a win the inner controller is kept at or above this share of the best level."""
     cooldown: int = 8
+
+    @classmethod
+    def parse(cls, text: str) -> GuardConfig:
+        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``hold=20,hold_growth=2``."""
+        kinds = {f.name: type(getattr(cls(), f.name)) for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for item in filter(None, (x.strip() for x in text.split(","))):
+            key, _, value = item.partition("=")
+            key = key.strip()
+            if key not in kinds:
+                raise ValueError(f"guard: unknown option {key!r} (known: {', '.join(kinds)})")
+            try:
+                values[key] = kinds[key](value)
+            except ValueError:
+                raise ValueError(f"guard: {key} must be a number, not {value!r}") from None
+        return replace(cls(), **values)
 
 
 class Guard:
@@ -59,6 +86,9 @@ class Guard:
     name = "guard"
 
     def __init__(self, args: str, config: ControllerConfig, gc: GuardConfig | None = None) -> None:
+        head, _, rest = args.partition(":")
+        if "=" in head:  # guard:KEY=VALUE,...[:INNER]
+            gc, args = GuardConfig.parse(head), rest
         spec = args or "ppo"
         if spec.partition(":")[0].strip().lower() == "guard":
             raise ValueError("guard: the inner controller cannot be another guard")
@@ -86,6 +116,7 @@ class Guard:
         self.floor_left = 0
         self.cool_left = 0
         self.cool_next = self.gc.cooldown
+        self.hold_next: float = self.gc.hold
         self.probes = 0
         """Probes started (for tests and logs)."""
 
@@ -147,8 +178,11 @@ class Guard:
         won = self.best > self.gc.low
         self.mode = "follow"
         if won:
-            self.floor, self.floor_left = max(self.best // 2, self.gc.low + 1), self.gc.hold
+            floor = int(self.best * self.gc.floor_share)
+            self.floor, self.floor_left = max(floor, self.gc.low + 1), round(self.hold_next)
             self.cool_next = self.gc.cooldown
+            self.hold_next *= self.gc.hold_growth
         else:
             self.cool_left, self.cool_next = self.cool_next, self.cool_next * 2
+            self.hold_next = self.gc.hold
         return self._set_inner(self.best)

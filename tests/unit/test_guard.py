@@ -48,11 +48,12 @@ def _run(
     world: Callable[[int], tuple[float, float]],
     mis: int,
     change: Callable[[Guard], Callable[[int], tuple[float, float]]] | None = None,
+    spec: str = "guard:test-retreat",
 ) -> tuple[Guard, list[int]]:
     """Drive a guard around Retreat in a world that maps streams -> (Mbit/s, loss); with
     ``change``, the world becomes ``change(guard)`` from the first MI with more than 1 stream
     (the guard's first probe)."""
-    g = make_controller("guard:test-retreat", ControllerConfig())
+    g = make_controller(spec, ControllerConfig())
     assert isinstance(g, Guard)
     n, path = g.initial(), []
     for t in range(mis):
@@ -109,3 +110,24 @@ def test_guard_rejects_inner_without_target_and_nesting() -> None:
 def test_guard_wraps_the_shipped_ppo_by_default() -> None:
     g = make_controller("guard", ControllerConfig())
     assert isinstance(g, Guard) and g.inner.name == "ppo" and g.initial() == 2
+
+
+def test_guard_options_in_the_spec() -> None:
+    g = make_controller("guard:hold=20,hold_growth=2,margin=0.1:test-retreat", ControllerConfig())
+    assert isinstance(g, Guard) and g.inner.name == "retreat"
+    assert (g.gc.hold, g.gc.hold_growth, g.gc.margin, g.gc.step) == (20, 2.0, 0.1, 5)
+    g = make_controller("guard:hold=5", ControllerConfig())
+    assert isinstance(g, Guard) and g.inner.name == "ppo" and g.gc.hold == 5
+    with pytest.raises(ValueError, match="unknown option 'nope'"):
+        make_controller("guard:nope=1:ppo", ControllerConfig())
+    with pytest.raises(ValueError, match="hold must be a number"):
+        make_controller("guard:hold=x:ppo", ControllerConfig())
+
+
+def test_guard_hold_grows_with_consecutive_wins() -> None:
+    # Loss held by others, more streams pay: with a growing hold the guard re-probes less
+    # often and spends more MIs at the level it found.
+    fixed, p1 = _run(lambda n: (2.5 * n, 0.05), 120)
+    grown, p2 = _run(lambda n: (2.5 * n, 0.05), 120, spec="guard:hold_growth=2:test-retreat")
+    assert grown.probes < fixed.probes
+    assert sum(p2) > sum(p1)
