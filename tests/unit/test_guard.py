@@ -131,3 +131,15 @@ def test_guard_hold_grows_with_consecutive_wins() -> None:
     grown, p2 = _run(lambda n: (2.5 * n, 0.05), 120, spec="guard:hold_growth=2:test-retreat")
     assert grown.probes < fixed.probes
     assert sum(p2) > sum(p1)
+
+
+def test_guard_gives_up_a_hopeless_probe_after_one_mi() -> None:
+    # More streams make the utility negative (loss 15 % at 6 streams): with abort_drop the
+    # probe lasts one MI instead of settle + the second low reading.
+    def world(n: int) -> tuple[float, float]:
+        return (600.0, 0.002 if n == 1 else 0.15)
+
+    plain, p1 = _run(world, 30)
+    quick, p2 = _run(world, 30, spec="guard:abort_drop=1:test-retreat")
+    assert plain.probes == quick.probes >= 1
+    assert p2.count(6) == quick.probes and p1.count(6) == 2 * plain.probes
