@@ -57,6 +57,10 @@ class GuardConfig:
     step: int = 5
     margin: float = 0.05
     max_climbs: int = 3
+    climb_margin: float = 0.05
+    """A climb after a won probe (``step`` more streams again) is kept if its utility beats
+    the level below by this share (negative: if it is no worse by more than that share;
+    the utility already charges each stream, and one MI's utility is noisy)."""
     hold: int = 10
     hold_growth: float = 1.0
     """Each consecutive won probe multiplies the hold by this (1: a fixed hold)."""
@@ -158,9 +162,10 @@ class Guard:
         if self.mode == "again":  # A/B/A: the probe must beat both low readings
             self.u_ref = max(self.u_ref, u)
             u, self.level = self.u_probe, self.b_level
-        if not self._beats(u):
+        margin = self.gc.margin if self.mode == "again" else self.gc.climb_margin
+        if not self._beats(u, margin):
             return self._hand_back()
-        self.u_ref, self.best = u, self.level
+        self.u_ref, self.best = max(u, self.u_ref), self.level
         if self.climbs < self.gc.max_climbs and self.level < self.config.max_streams:
             return self._probe(self.level + self.gc.step)
         return self._hand_back()
@@ -169,8 +174,8 @@ class Guard:
         drop = self.gc.abort_drop
         return drop > 0 and u < self.u_ref - drop * abs(self.u_ref)
 
-    def _beats(self, u: float) -> bool:
-        return u > self.u_ref + self.gc.margin * abs(self.u_ref)
+    def _beats(self, u: float, margin: float) -> bool:
+        return u > self.u_ref + margin * abs(self.u_ref)
 
     def _follow(self, proposed: int) -> int:
         if self.floor_left > 0 and proposed < self.floor:

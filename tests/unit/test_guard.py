@@ -143,3 +143,17 @@ def test_guard_gives_up_a_hopeless_probe_after_one_mi() -> None:
     quick, p2 = _run(world, 30, spec="guard:abort_drop=1:test-retreat")
     assert plain.probes == quick.probes >= 1
     assert p2.count(6) == quick.probes and p1.count(6) == 2 * plain.probes
+
+
+def test_guard_climb_margin_keeps_a_level_no_worse_than_the_one_below() -> None:
+    # Loss held at 5 % by others; 11 streams score 2 % below 6 (noise-sized), 16 far below.
+    def u(n: int) -> float:
+        return {6: 20.0, 11: 19.6, 16: 5.0}.get(n, 1.0)
+
+    def world(n: int) -> tuple[float, float]:  # throughput giving utility u(n) at 5 % loss
+        return u(n) / (1 / 1.02**n - 0.5), 0.05
+
+    strict, p1 = _run(world, 14)
+    lenient, p2 = _run(world, 14, spec="guard:climb_margin=-0.05:test-retreat")
+    assert (strict.best, lenient.best) == (6, 11)  # the levels handed back
+    assert 16 not in p1 and 16 in p2  # the strict guard stops climbing at 11
