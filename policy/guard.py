@@ -15,8 +15,7 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    *both* low measurements by ``margin`` (5 %): a competitor that switches off (or on)
    during the probe moves one low reading with it, so a change of the path is not read as
    the probe paying (the one-sided comparison of the first guard was fooled so on noisy
-   paths where 1-2 streams are right). With ``abort_drop`` set, a first probe whose first
-   MI is far below the reference is given up at once. After a win the guard climbs ``step`` at a time
+   paths where 1-2 streams are right). After a win the guard climbs ``step`` at a time
    from the probe level (at most ``max_climbs`` probes), each climb compared with the level
    below it.
 4. **Hand back**: at the best level measured. If a probe won, the inner controller is not
@@ -67,11 +66,6 @@ class GuardConfig:
     floor_share: float = 0.5
     """After a win the inner controller is kept at or above this share of the best level."""
     cooldown: int = 8
-    abort_drop: float = 0.0
-    """Give a probe up after its first MI if its utility fell below the reference by more
-    than this share of the reference's size (1: it turned a positive utility negative);
-    0: never, every probe lasts ``settle`` MIs. Where more streams cost (e.g. BBR streams
-    filling each other's queue) a probe's MIs are the guard's whole cost."""
 
     @classmethod
     def parse(cls, text: str) -> GuardConfig:
@@ -148,9 +142,6 @@ class Guard:
         self.k += 1
         u = utility_of(signals)
         if self.k < self.gc.settle:
-            if self.mode == "first" and self._hopeless(u):
-                self.best = self.base
-                return self._hand_back()
             return self.level
         if self.mode == "low":
             self.u_ref, self.best, self.base = u, self.level, self.level
@@ -169,10 +160,6 @@ class Guard:
         if self.climbs < self.gc.max_climbs and self.level < self.config.max_streams:
             return self._probe(self.level + self.gc.step)
         return self._hand_back()
-
-    def _hopeless(self, u: float) -> bool:
-        drop = self.gc.abort_drop
-        return drop > 0 and u < self.u_ref - drop * abs(self.u_ref)
 
     def _beats(self, u: float, margin: float) -> bool:
         return u > self.u_ref + margin * abs(self.u_ref)

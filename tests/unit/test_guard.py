@@ -133,18 +133,6 @@ def test_guard_hold_grows_with_consecutive_wins() -> None:
     assert sum(p2) > sum(p1)
 
 
-def test_guard_gives_up_a_hopeless_probe_after_one_mi() -> None:
-    # More streams make the utility negative (loss 15 % at 6 streams): with abort_drop the
-    # probe lasts one MI instead of settle + the second low reading.
-    def world(n: int) -> tuple[float, float]:
-        return (600.0, 0.002 if n == 1 else 0.15)
-
-    plain, p1 = _run(world, 30)
-    quick, p2 = _run(world, 30, spec="guard:abort_drop=1:test-retreat")
-    assert plain.probes == quick.probes >= 1
-    assert p2.count(6) == quick.probes and p1.count(6) == 2 * plain.probes
-
-
 def test_guard_climb_margin_keeps_a_level_no_worse_than_the_one_below() -> None:
     # Loss held at 5 % by others; 11 streams score 2 % below 6 (noise-sized), 16 far below.
     def u(n: int) -> float:
