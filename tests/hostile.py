@@ -659,9 +659,18 @@ def journaled_bytes(root: str) -> int:
                 continue
             try:
                 with open(os.path.join(d, name), "rb") as f:
-                    f.readline()
-                    raw = f.read()
+                    data = f.read()
             except FileNotFoundError:  # finished (renamed) meanwhile
+                continue
+            # One read, then the header must be whole: a journal being created is empty for
+            # a moment, and reading the header line and the records in two reads once took a
+            # header written in between for records (lengths of ~10^9 from its JSON text).
+            header, newline, raw = data.partition(b"\n")
+            try:
+                whole = bool(newline) and isinstance(json.loads(header), dict)
+            except ValueError:
+                whole = False
+            if not whole:
                 continue
             for i in range(0, len(raw) - len(raw) % JOURNAL_RECORD.size, JOURNAL_RECORD.size):
                 total += JOURNAL_RECORD.unpack_from(raw, i)[1]

@@ -77,6 +77,7 @@ def test_sigkill_sender_then_rerun(tmp_path, rx, point) -> None:
         )
     else:
         assert wait_for(lambda: _progress(root, "tree") >= point * total, 30), first.poll()
+    seen = (journaled_bytes(root), final_bytes(root, "tree"))
     first.send_signal(signal.SIGKILL)
     assert first.wait(10) == -signal.SIGKILL
     assert wait_for(lambda: not rx._rx.sessions, 10)  # the receiver noticed and kept state
@@ -87,7 +88,8 @@ def test_sigkill_sender_then_rerun(tmp_path, rx, point) -> None:
     try:
         _assert_resumed(summary, total, some_skipped=point > 0)
     except AssertionError:  # rare (about 1 in 50 at point 0.35): keep what a diagnosis needs
-        pytest.fail(f"held before the rerun (journaled, final, partials): {held}\n"
+        pytest.fail(f"seen at the kill (journaled, final): {seen}\n"
+                    f"held before the rerun (journaled, final, partials): {held}\n"
                     f"summary: {json.dumps(summary)}\nstderr: {err[-4000:]}")  # fmt: skip
     assert trees_equal(src, os.path.join(root, "tree"))
     assert not os.listdir(os.path.join(root, ".xfer", "partial"))
