@@ -41,6 +41,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from policy.base import Controller, ControllerConfig, make_controller
+from policy.gd import parse_args
 from policy.signals import SignalVector
 from policy.utility import utility_of
 
@@ -70,17 +71,8 @@ class GuardConfig:
     @classmethod
     def parse(cls, text: str) -> GuardConfig:
         """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``hold=20,hold_growth=2``."""
-        kinds = {f.name: type(getattr(cls(), f.name)) for f in fields(cls)}
-        values: dict[str, Any] = {}
-        for item in filter(None, (x.strip() for x in text.split(","))):
-            key, _, value = item.partition("=")
-            key = key.strip()
-            if key not in kinds:
-                raise ValueError(f"guard: unknown option {key!r} (known: {', '.join(kinds)})")
-            try:
-                values[key] = kinds[key](value)
-            except ValueError:
-                raise ValueError(f"guard: {key} must be a number, not {value!r}") from None
+        kinds = {f.name: type(f.default) for f in fields(cls)}
+        values: dict[str, Any] = parse_args(text, kinds, "guard")
         return replace(cls(), **values)
 
 
