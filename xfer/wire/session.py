@@ -435,11 +435,9 @@ class FileBook:
         if self.lengths.get(offset) == length:
             return None
         i = bisect.bisect_right(self.starts, offset)
-        if i and self.starts[i - 1] + self.lengths.get(self.starts[i - 1], 0) > offset:
-            raise ProtocolError(
-                f"block at {offset} overlaps a verified block of {self.entry.path!r}"
-            )
-        if i < len(self.starts) and self.starts[i] < offset + length:
+        before = i and self.starts[i - 1] + self.lengths.get(self.starts[i - 1], 0) > offset
+        after = i < len(self.starts) and self.starts[i] < offset + length
+        if before or after:
             raise ProtocolError(
                 f"block at {offset} overlaps a verified block of {self.entry.path!r}"
             )
