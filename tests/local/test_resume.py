@@ -4,7 +4,6 @@ command completes, byte for byte, sending only what is missing."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Iterator
@@ -65,7 +64,6 @@ def test_sigkill_sender_then_rerun(tmp_path, rx, point) -> None:
     root = str(tmp_path / "dst")
     cmd = [src, rx.address, *SLOW]
     first = start_send(cmd)
-    partial = os.path.join(root, ".xfer", "partial")
     if point == 0.0:  # as soon as the receiver prepared the session (partials exist)
         assert wait_for(
             lambda: (
@@ -77,20 +75,13 @@ def test_sigkill_sender_then_rerun(tmp_path, rx, point) -> None:
         )
     else:
         assert wait_for(lambda: _progress(root, "tree") >= point * total, 30), first.poll()
-    seen = (journaled_bytes(root), final_bytes(root, "tree"))
     first.send_signal(signal.SIGKILL)
     assert first.wait(10) == -signal.SIGKILL
     assert wait_for(lambda: not rx._rx.sessions, 10)  # the receiver noticed and kept state
     assert not trees_equal(src, os.path.join(root, "tree")) or point > 0.7
-    held = (journaled_bytes(root), final_bytes(root, "tree"), sorted(os.listdir(partial)))
     code, summary, err = result(start_send(cmd))
     assert code == 0, (summary, err)
-    try:
-        _assert_resumed(summary, total, some_skipped=point > 0)
-    except AssertionError:  # rare (about 1 in 50 at point 0.35): keep what a diagnosis needs
-        pytest.fail(f"seen at the kill (journaled, final): {seen}\n"
-                    f"held before the rerun (journaled, final, partials): {held}\n"
-                    f"summary: {json.dumps(summary)}\nstderr: {err[-4000:]}")  # fmt: skip
+    _assert_resumed(summary, total, some_skipped=point > 0)
     assert trees_equal(src, os.path.join(root, "tree"))
     assert not os.listdir(os.path.join(root, ".xfer", "partial"))
 
