@@ -165,6 +165,12 @@ class SimConfig:
     ``hand-bbr-shared-1g`` (2026-11-25): 0.10-0.18 in the first MI whether 1, 5 or 10 streams
     were added, against 0-3.5 % at one stream; the simulator's share-based slow-start burst
     gives 0.02 there. (0, 0), the default, draws nothing."""
+    comp_bbr_start_burst: tuple[float, float] = (0.0, 0.0)
+    """Loss in a transfer's first MI while a BBR competitor holds the shallow queue (uniform;
+    the slow start of every stream at once). Measured on ``hand-bbr-shared-1g``: 0.15-0.18
+    with 2 streams, where the simulator's start burst is 0 (our streams alone do not fill
+    the link). Both the shipped policy and a candidate replayed on that trace say -5 after
+    it and +5 when its loss reads 0.02. (0, 0), the default, draws nothing."""
     comp_bbr_flip_p: tuple[float, float] | None = None
     """Per-MI on/off switch probability of BBR competitors (uniform), when they should be
     longer-lived than ``comp_flip_p`` (the testbed's BBR rival runs throughout). None (the
@@ -224,6 +230,8 @@ class NetParams:
     """Loss rate a BBR competitor holds on the link while on (else 0)."""
     comp_bbr_burst: F64
     """Loss burst when we add streams while a BBR competitor is on (else 0)."""
+    comp_bbr_start_burst: F64
+    """Loss burst of the first MI while a BBR competitor is on (else 0)."""
     comp_join_burst: F64
     """Loss burst when the competitor switches on (``SimConfig.slow_recovery``; else 0)."""
     comp_flip_p: F64
@@ -314,6 +322,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         rtt_jitter=np.zeros(n),
         comp_loss=np.zeros(n),
         comp_bbr_burst=np.zeros(n),
+        comp_bbr_start_burst=np.zeros(n),
         comp_join_burst=np.zeros(n),
         comp_flip_p=np.full(n, 0.025),
         slow_recovery=np.zeros(n),
@@ -343,6 +352,9 @@ def _sample_robust(
         p.comp_flip_p = rng.uniform(*cfg.comp_flip_p, n)
     if cfg.p_comp_bbr > 0 and cfg.comp_bbr_burst[1] > 0:
         p.comp_bbr_burst = np.where(p.comp_loss > 0, rng.uniform(*cfg.comp_bbr_burst, n), 0.0)
+    if cfg.p_comp_bbr > 0 and cfg.comp_bbr_start_burst[1] > 0:
+        start = rng.uniform(*cfg.comp_bbr_start_burst, n)
+        p.comp_bbr_start_burst = np.where(p.comp_loss > 0, start, 0.0)
     if cfg.p_comp_bbr > 0 and cfg.comp_bbr_flip_p is not None:
         flip = rng.uniform(*cfg.comp_bbr_flip_p, n)
         p.comp_flip_p = np.where(p.comp_loss > 0, flip, p.comp_flip_p)
@@ -359,7 +371,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         bg_level=0.0, bg_on_p=0.0, bg_off_p=1.0, comp_streams=0, comp_cap=np.inf, cap_change_t=np.inf,
         cap_change_f=1.0, noise=0.01, loss_scale=1.0, mathis_scale=1.0, ss_burst=0.0,
         ss_burst_elastic=0.0, start_burst=0.0, ss_overshoot=1.0, overshoot_decay=0.5,
-        queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0, comp_join_burst=0.0, comp_flip_p=0.025,
+        queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0, comp_bbr_start_burst=0.0, comp_join_burst=0.0, comp_flip_p=0.025,
         slow_recovery=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
@@ -623,7 +635,9 @@ class Simulator:
         # A competing loss-based transfer switching on slow-starts into the queue as well.
         fresh = fresh + np.where((self.joined > 0) & ~first, p.comp_join_burst, 0.0)
         # A BBR competitor's shallow queue drops much of an added stream's slow start.
-        bbr = np.where((p.comp_loss * self.comp_on > 0) & (added > 0), p.comp_bbr_burst, 0.0)
+        bbr_on = p.comp_loss * self.comp_on > 0
+        bbr = np.where(bbr_on & (added > 0), p.comp_bbr_burst, 0.0)
+        bbr = bbr + np.where(bbr_on & first, p.comp_bbr_start_burst, 0.0)
         self.burst = np.where(saturated, fresh, 0.0) + bbr + self.burst / 3.0
         return self.burst
 
