@@ -165,3 +165,17 @@ def test_shipped_default_grows_when_a_busy_link_frees_up() -> None:
     for t in range(1, 46):
         n = c.decide(_shared_link(n, t))
     assert 18 <= n <= 24, n
+
+
+def test_omit_holds_the_start_and_hides_its_mis_from_the_policy(tmp_path: Path) -> None:
+    up = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (8,)), bias_action=0, name="up.pt")
+    c = make_controller(f"ppo:omit=2:{up}", ControllerConfig(max_streams=64))
+    assert isinstance(c, PPOController) and c.path == up and c.initial() == 2
+    assert [c.decide(_sv(t, 2)) for t in range(4)] == [2, 2, 7, 12]
+    assert c.features.state.hist[0, :, 0].sum() == 2  # two MIs seen, not four
+    assert make_controller("ppo:omit=1").path == DEFAULT_CHECKPOINT  # options alone
+    assert PPOController(str(up), ControllerConfig()).omit == 0
+    with pytest.raises(ValueError, match="omit"):
+        make_controller("ppo:omit=x")
+    with pytest.raises(ValueError, match="bad argument"):
+        make_controller("ppo:warmup=1")

@@ -297,3 +297,42 @@ def test_robust_world_features_are_drawn_only_when_enabled() -> None:
     assert np.all(q.slow_recovery == 1) and q.comp_flip_p.min() >= 0.025
     # The draws of the older ranges come first and are unchanged.
     assert np.array_equal(p.capacity, q.capacity) and np.array_equal(p.cc, q.cc)
+
+
+def test_a_bbr_competitors_queue_drops_our_start_and_every_add_when_enabled() -> None:
+    # hand-bbr-shared-1g: 15-18 % loss in the first MI and 10-18 % in the MI after an add.
+    kw: dict[str, float] = dict(capacity=1e9, rtt=0.03, buffer=0.1, comp_streams=2,
+                                comp_loss=0.02, comp_flip_p=0.0, noise=0.0)  # fmt: skip
+    plain = _on(_sim(**kw))
+    bursty = _on(_sim(**kw, comp_bbr_start_burst=0.15, comp_bbr_burst=0.12))
+    got = {}
+    for name, s in (("plain", plain), ("bursty", bursty)):
+        got[name] = [s.step(np.array([n])).loss_rate[0] for n in (2, 2, 2, 2, 7, 7, 7)]
+    assert max(got["plain"]) < 0.04  # the competitor's 2 %, whatever we do
+    first, settled, add, after = (
+        got["bursty"][0],
+        got["bursty"][3],
+        got["bursty"][4],
+        got["bursty"][6],
+    )
+    assert first > 0.13 and add > 0.11  # the start and the add burst ...
+    assert settled < 0.04 and after < 0.05  # ... and both pass (a third carries over per MI)
+    # Without a competitor on, nothing bursts beyond the simulator's own slow-start model.
+    off = _sim(**kw, comp_bbr_start_burst=0.15, comp_bbr_burst=0.12)
+    off.comp_on[:] = 0.0
+    assert off.step(np.array([2])).loss_rate[0] < 0.01
+
+
+def test_bbr_bursts_and_lifetimes_are_drawn_only_when_enabled() -> None:
+    base = SimConfig(p_comp_bbr=0.5, slow_recovery=True)
+    p = sample_params(base, np.random.default_rng(5), 2000)
+    assert not p.comp_bbr_burst.any() and not p.comp_bbr_start_burst.any()
+    cfg = SimConfig(p_comp_bbr=0.5, slow_recovery=True, comp_bbr_burst=(0.02, 0.1),
+                    comp_bbr_start_burst=(0.05, 0.2), comp_bbr_flip_p=(0.0, 0.03))  # fmt: skip
+    q = sample_params(cfg, np.random.default_rng(5), 2000)
+    bbr = q.comp_loss > 0
+    assert np.array_equal(p.comp_loss, q.comp_loss) and np.array_equal(p.capacity, q.capacity)
+    assert np.all(q.comp_bbr_burst[~bbr] == 0) and q.comp_bbr_burst[bbr].min() >= 0.02
+    assert np.all(q.comp_bbr_start_burst[~bbr] == 0) and q.comp_bbr_start_burst[bbr].max() <= 0.2
+    assert q.comp_flip_p[bbr].max() <= 0.03
+    assert np.array_equal(q.comp_flip_p[~bbr], p.comp_flip_p[~bbr])
