@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -336,3 +338,30 @@ def test_bbr_bursts_and_lifetimes_are_drawn_only_when_enabled() -> None:
     assert np.all(q.comp_bbr_start_burst[~bbr] == 0) and q.comp_bbr_start_burst[bbr].max() <= 0.2
     assert q.comp_flip_p[bbr].max() <= 0.03
     assert np.array_equal(q.comp_flip_p[~bbr], p.comp_flip_p[~bbr])
+    assert np.all(q.comp_bbr_start_thr == 1) and np.all(q.comp_bbr_recovery == 1)
+    r = sample_params(
+        replace(cfg, comp_bbr_start_thr=(0.4, 2.2), comp_bbr_recovery=False),
+        np.random.default_rng(5),
+        2000,
+    )
+    assert np.array_equal(r.comp_bbr_burst, q.comp_bbr_burst)  # drawn after the others
+    assert np.all(r.comp_bbr_start_thr[~bbr] == 1) and r.comp_bbr_start_thr[bbr].min() >= 0.4
+    assert np.all(r.comp_bbr_recovery[bbr] == 0) and np.all(r.comp_bbr_recovery[~bbr] == 1)
+
+
+def test_beside_bbr_the_start_mi_can_carry_more_and_bursts_need_not_cost_later() -> None:
+    kw: dict[str, float] = dict(capacity=1e9, rtt=0.03, buffer=0.1, comp_streams=2,
+                                comp_loss=0.02, comp_flip_p=0.0, noise=0.0, slow_recovery=1.0,
+                                comp_bbr_start_burst=0.15)  # fmt: skip
+    thr = {}
+    for name, extra in (
+        ("model", {}),
+        ("testbed", dict(comp_bbr_start_thr=2.0, comp_bbr_recovery=0.0)),
+    ):
+        s = _on(_sim(**kw, **extra))
+        thr[name] = [s.step(np.array([n])).throughput_bps[0] for n in (2, 1, 1, 1)]
+    # The modelled start burst cuts the window: one stream afterwards carries far less.
+    assert thr["model"][1] < 0.6 * thr["testbed"][1]
+    # As measured: the start MI carries twice as much, one stream then its steady rate at once.
+    assert thr["testbed"][0] == pytest.approx(2 * thr["model"][0], rel=0.01)
+    assert thr["testbed"][1] == pytest.approx(thr["testbed"][3], rel=0.05)
