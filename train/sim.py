@@ -366,19 +366,18 @@ def _sample_robust(
         p.slow_recovery = np.ones(n)
         p.comp_join_burst = np.where(p.comp_loss > 0, 0.0, rng.uniform(*cfg.comp_join_burst, n))
         p.comp_flip_p = rng.uniform(*cfg.comp_flip_p, n)
-    if cfg.p_comp_bbr > 0 and cfg.comp_bbr_burst[1] > 0:
-        p.comp_bbr_burst = np.where(p.comp_loss > 0, rng.uniform(*cfg.comp_bbr_burst, n), 0.0)
-    if cfg.p_comp_bbr > 0 and cfg.comp_bbr_start_burst[1] > 0:
-        start = rng.uniform(*cfg.comp_bbr_start_burst, n)
-        p.comp_bbr_start_burst = np.where(p.comp_loss > 0, start, 0.0)
-    if cfg.p_comp_bbr > 0 and cfg.comp_bbr_start_thr != (1.0, 1.0):
-        f = rng.uniform(*cfg.comp_bbr_start_thr, n)
-        p.comp_bbr_start_thr = np.where(p.comp_loss > 0, f, 1.0)
-    if cfg.p_comp_bbr > 0 and not cfg.comp_bbr_recovery:
-        p.comp_bbr_recovery = np.where(p.comp_loss > 0, 0.0, 1.0)
-    if cfg.p_comp_bbr > 0 and cfg.comp_bbr_flip_p is not None:
-        flip = rng.uniform(*cfg.comp_bbr_flip_p, n)
-        p.comp_flip_p = np.where(p.comp_loss > 0, flip, p.comp_flip_p)
+    if cfg.p_comp_bbr > 0:  # after slow_recovery's draws, which keep their order
+        bbr = p.comp_loss > 0
+        if cfg.comp_bbr_burst[1] > 0:
+            p.comp_bbr_burst = np.where(bbr, rng.uniform(*cfg.comp_bbr_burst, n), 0.0)
+        if cfg.comp_bbr_start_burst[1] > 0:
+            p.comp_bbr_start_burst = np.where(bbr, rng.uniform(*cfg.comp_bbr_start_burst, n), 0.0)
+        if cfg.comp_bbr_start_thr != (1.0, 1.0):
+            p.comp_bbr_start_thr = np.where(bbr, rng.uniform(*cfg.comp_bbr_start_thr, n), 1.0)
+        if not cfg.comp_bbr_recovery:
+            p.comp_bbr_recovery = np.where(bbr, 0.0, 1.0)
+        if cfg.comp_bbr_flip_p is not None:
+            p.comp_flip_p = np.where(bbr, rng.uniform(*cfg.comp_bbr_flip_p, n), p.comp_flip_p)
 
 
 def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
@@ -541,7 +540,7 @@ class Simulator:
         mean_rate = np.where(grow, target - (target - self.rate) * tau / mi * (1.0 - decay), target)
         self.rate = np.where(grow, target - (target - self.rate) * decay, target)
         mean_rate = mean_rate * (1.0 - self._recovery_before(n))
-        bbr_start = (self.n <= 0) & (self.params.comp_loss * self.comp_on > 0)
+        bbr_start = (self.n <= 0) & self._bbr_on()
         mean_rate = mean_rate * np.where(bbr_start, self.params.comp_bbr_start_thr, 1.0)
         thr = mean_rate * np.maximum(
             1.0 + self.params.noise * self.rng.standard_normal(self.n_envs), 0.05
@@ -659,11 +658,15 @@ class Simulator:
         # A competing loss-based transfer switching on slow-starts into the queue as well.
         fresh = fresh + np.where((self.joined > 0) & ~first, p.comp_join_burst, 0.0)
         # A BBR competitor's shallow queue drops much of an added stream's slow start.
-        bbr_on = p.comp_loss * self.comp_on > 0
+        bbr_on = self._bbr_on()
         bbr = np.where(bbr_on & (added > 0), p.comp_bbr_burst, 0.0)
         bbr = bbr + np.where(bbr_on & first, p.comp_bbr_start_burst, 0.0)
         self.burst = np.where(saturated, fresh, 0.0) + bbr + self.burst / 3.0
         return self.burst
+
+    def _bbr_on(self) -> npt.NDArray[np.bool_]:
+        """Where a BBR competitor is on: loss on the link that our streams did not cause."""
+        return self.params.comp_loss * self.comp_on > 0
 
     def _window_pkts(self, n: F64) -> F64:
         """Our streams' mean window at their share of the link, packets."""
@@ -695,7 +698,7 @@ class Simulator:
         decay = np.exp(-mi / np.maximum(t_rec, 1e-3))
         # Paced streams below their window (a per-stream cap) lose nothing to a window cut.
         on = (p.slow_recovery > 0) & (p.cc != 2) & ~(p.cap < uncapped_rate(p, self.comp_on))
-        on = on & ~((p.comp_bbr_recovery <= 0) & (p.comp_loss * self.comp_on > 0))
+        on = on & ~((p.comp_bbr_recovery <= 0) & self._bbr_on())
         self.deficit = np.where(on, np.maximum(self.deficit * decay, cut), 0.0)
 
     def utility_curve(self) -> tuple[F64, F64]:
