@@ -4,6 +4,11 @@ A file in ``configs/train/`` has the sections ``[ppo]`` (:class:`PPOConfig`), ``
 (:class:`ModelConfig`), ``[env]`` (:class:`EnvConfig` scalars), ``[sim]`` (:class:`SimConfig`)
 and ``[features]`` (:class:`FeatureConfig`). Unknown keys are an error that names the file
 and the section.
+
+A file may start from another: ``extends = "default.toml"`` (a path relative to the file)
+reads that file first (itself possibly extending a third), then lays this file's keys over
+it section by section, so a candidate config states only what it changes. A cycle of
+``extends`` is an error that lists the files.
 """
 
 from __future__ import annotations
@@ -126,12 +131,36 @@ def _build(cls: Any, section: dict[str, Any], where: str) -> Any:
     return build(cls, section, where, ValueError, unknown=_UNKNOWN)
 
 
+def read_config(path: str | Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The document at ``path`` with its ``extends`` chain resolved: the base's sections,
+    each updated key by key with this file's (a key of this file wins)."""
+    data = read_toml(path, ValueError, lambda: f"training config {str(path)!r}: not found")
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ValueError(f"{path}: extends must be a file name, got {base!r}")
+    here = Path(path).resolve()
+    target = (here.parent / base).resolve()
+    if target in (*chain, here):
+        names = " -> ".join(str(p) for p in (*chain, here, target))
+        raise ValueError(f"{path}: extends makes a cycle: {names}")
+    merged = read_config(target, (*chain, here))
+    for name, section in data.items():
+        if isinstance(section, dict) and isinstance(merged.get(name), dict):
+            merged[name] = {**merged[name], **section}
+        else:
+            merged[name] = section
+    return merged
+
+
 def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
-    """Read a training TOML (``None``: all defaults); ``overrides`` replace ``[ppo]`` keys."""
+    """Read a training TOML (``None``: all defaults; ``extends`` resolved, see the module
+    docstring); ``overrides`` replace ``[ppo]`` keys."""
     where = str(path) if path else "<defaults>"
     data: dict[str, Any] = {}
     if path is not None:
-        data = read_toml(path, ValueError, lambda: f"training config {str(path)!r}: not found")
+        data = read_config(path)
     sections = {"ppo", "model", "env", "sim", "features", "train"}
     check_unknown(
         data, sections, where, ValueError, "{where}: unknown sections {listed}; allowed: {allowed}"

@@ -60,6 +60,34 @@ def test_configs_load_and_reject_unknown_keys(tmp_path: Path) -> None:
         load_config(bad)
 
 
+def test_extends_lays_a_file_over_its_base_section_by_section(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text(
+        "[ppo]\nseed = 3\nlearning_rate = 1e-4\n[sim]\np_lan = 0.2\nslow_recovery = true\n"
+    )
+    (tmp_path / "mid.toml").write_text('extends = "base.toml"\n[sim]\np_lan = 0.3\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "top.toml").write_text('extends = "../mid.toml"\n[ppo]\nseed = 7\n')
+    cfg = load_config(sub / "top.toml")
+    # this file's key wins, the rest is kept
+    assert cfg.ppo.seed == 7 and cfg.ppo.learning_rate == 1e-4
+    assert cfg.env.sim.p_lan == 0.3 and cfg.env.sim.slow_recovery  # the nearer base wins
+    # the shipped candidates are deltas: robust-bbr = default + robust + noburst + bursts
+    bbr = load_config(ROOT / "configs/train/robust-bbr.toml")
+    default = load_config(ROOT / "configs/train/default.toml")
+    assert bbr.ppo == default.ppo and bbr.env.sim.p_comp_bbr == 0.7 and bbr.env.sim.slow_recovery
+    assert bbr.env.sim.comp_bbr_start_burst == (0.05, 0.2)
+    (tmp_path / "base.toml").write_text('extends = "sub/top.toml"\n')
+    with pytest.raises(ValueError, match="extends makes a cycle: .*top.toml -> .*mid.toml"):
+        load_config(sub / "top.toml")
+    (tmp_path / "mid.toml").write_text('extends = "nowhere.toml"\n')
+    with pytest.raises(ValueError, match="nowhere.toml.*not found"):
+        load_config(sub / "top.toml")
+    (tmp_path / "mid.toml").write_text("extends = 3\n")
+    with pytest.raises(ValueError, match="extends must be a file name"):
+        load_config(sub / "top.toml")
+
+
 @pytest.mark.parametrize("kind", ["mlp", "transformer"])
 def test_tiny_training_run_gives_a_loadable_deterministic_policy(tmp_path: Path, kind: str) -> None:
     from train.trainer import train
