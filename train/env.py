@@ -53,6 +53,13 @@ class EnvConfig:
     initial_streams: int = 2
     """Stream count opened before the first MI in most episodes (the others start uniform
     in [1, max_streams] so that the policy also learns to go down)."""
+    p_hold: float = 0.0
+    """Share of episodes whose first ``hold_mis`` MIs keep the initial stream count whatever
+    the agent asks: histories that are stationary at any N, as after a controller held there
+    (issue #16: once its 8-MI history was stationary the shipped policy held at any N, even
+    at 2 streams alone on an idle 1 Gbit/s link). 0: no draws, the episodes of before."""
+    hold_mis: tuple[int, int] = (4, 16)
+    """Range (uniform, inclusive) of the held MIs of such an episode."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -65,6 +72,11 @@ class EnvConfig:
     def __post_init__(self) -> None:
         if self.reward not in ("ratio", "paper"):
             raise ValueError(f"env reward must be 'ratio' or 'paper', got {self.reward!r}")
+        if not 0.0 <= self.p_hold <= 1.0 or not 0 <= self.hold_mis[0] <= self.hold_mis[1]:
+            raise ValueError(
+                f"env p_hold must be in [0, 1] and hold_mis a range, got {self.p_hold}, "
+                f"{self.hold_mis}"
+            )
         if self.features.max_streams != self.sim.max_streams:
             raise ValueError(
                 f"features.max_streams ({self.features.max_streams}) must equal "
@@ -93,6 +105,8 @@ class SimVecEnv:
         self.streams = np.ones(n_envs)
         self.length = np.zeros(n_envs)
         self.steps = np.zeros(n_envs)
+        self.hold_left = np.zeros(n_envs)
+        """MIs left in which the agent's action is ignored (``EnvConfig.p_hold``)."""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -124,6 +138,10 @@ class SimVecEnv:
         self.streams[mask] = n0
         self.length[mask] = self.rng.integers(c.episode_len[0], c.episode_len[1], k, endpoint=True)
         self.steps[mask] = 0
+        if c.p_hold > 0:  # no draws otherwise: the default episodes stay bit for bit
+            lo, hi = c.hold_mis
+            held = self.rng.random(k) < c.p_hold
+            self.hold_left[mask] = np.where(held, self.rng.integers(lo, hi, k, endpoint=True), 0)
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams)
         self._observe(m, mask)
@@ -158,7 +176,9 @@ class SimVecEnv:
     def step(self, action: npt.NDArray[np.integer]) -> tuple[Any, F64, Any, Any, dict[str, Any]]:
         """Apply one action per environment, run one MI, return the batch step tuple."""
         a = np.asarray(action, dtype=np.int64).reshape(self.n_envs)
-        self.streams = np.clip(self.streams + self.actions[a], 1, self.cfg.sim.max_streams)
+        delta = np.where(self.hold_left > 0, 0.0, self.actions[a])
+        self.hold_left = np.maximum(self.hold_left - 1, 0)
+        self.streams = np.clip(self.streams + delta, 1, self.cfg.sim.max_streams)
         n_opt, u_opt = self.sim.optimum()
         m = self.sim.step(self.streams)
         self.last = m

@@ -39,6 +39,25 @@ def test_vec_env_auto_resets_and_rewards_the_optimum() -> None:
     assert total[0] > 4.5 and total[1] < total[0]  # U/U* ~ 1 at the optimum
 
 
+def test_a_held_start_ignores_the_agent_then_lets_go() -> None:
+    """p_hold: the first hold_mis MIs keep the initial count (a stationary history at any N,
+    the state the shipped policy froze in), then actions apply again."""
+    cfg = EnvConfig(p_hold=1.0, hold_mis=(3, 3), p_initial_default=1.0, initial_streams=4)
+    env = SimVecEnv(2, cfg, seed=5)
+    env.reset(params=fixed_params(2, capacity=1e9, rtt=0.04, cap=50e6))
+    seen = []
+    for _ in range(4):
+        env.step(np.array([0, 4]))  # +5 / -5, asked every MI
+        seen.append(env.streams.tolist())
+    assert seen == [[4, 4], [4, 4], [4, 4], [9, 1]]
+    with pytest.raises(ValueError, match="p_hold"):
+        EnvConfig(p_hold=1.5)
+    # off by default, and then it draws nothing: the default episodes stay as they were
+    a, b = SimVecEnv(3, EnvConfig(), seed=9), SimVecEnv(3, EnvConfig(hold_mis=(1, 2)), seed=9)
+    np.testing.assert_array_equal(a.reset(), b.reset())
+    assert (a.length == b.length).all() and not b.hold_left.any()
+
+
 def test_configs_load_and_reject_unknown_keys(tmp_path: Path) -> None:
     for name in ("default", "paper", "transformer"):
         cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
