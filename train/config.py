@@ -131,11 +131,37 @@ def _build(cls: Any, section: dict[str, Any], where: str) -> Any:
     return build(cls, section, where, ValueError, unknown=_UNKNOWN)
 
 
+def _settable() -> dict[str, set[str]]:
+    """Each section's keys a file may set (the nested dataclasses are sections of their own)."""
+    return {
+        "ppo": {f.name for f in fields(PPOConfig)},
+        "model": {f.name for f in fields(ModelConfig)},
+        "env": {f.name for f in fields(EnvConfig)} - {"sim", "features"},
+        "sim": {f.name for f in fields(SimConfig)},
+        "features": {f.name for f in fields(FeatureConfig)},
+        "train": {f.name for f in fields(TrainConfig)} - {"ppo", "model", "env"},
+    }
+
+
+def _check_names(data: dict[str, Any], where: str) -> None:
+    """Unknown sections and keys of one file, named by that file (before any merge, so a key
+    in a base file is reported under the base's name)."""
+    allowed = _settable()
+    check_unknown(
+        data, allowed, where, ValueError, "{where}: unknown sections {listed}; allowed: {allowed}"
+    )
+    for name, section in data.items():
+        if isinstance(section, dict):
+            check_unknown(section, allowed[name], f"{where} [{name}]", ValueError, _UNKNOWN)
+
+
 def read_config(path: str | Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The document at ``path`` with its ``extends`` chain resolved: the base's sections,
-    each updated key by key with this file's (a key of this file wins)."""
+    each updated key by key with this file's (a key of this file wins). Every file's section
+    and key names are checked on their own, so an error names the file that holds the key."""
     data = read_toml(path, ValueError, lambda: f"training config {str(path)!r}: not found")
     base = data.pop("extends", None)
+    _check_names(data, str(path))
     if base is None:
         return data
     if not isinstance(base, str):
@@ -161,10 +187,6 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     data: dict[str, Any] = {}
     if path is not None:
         data = read_config(path)
-    sections = {"ppo", "model", "env", "sim", "features", "train"}
-    check_unknown(
-        data, sections, where, ValueError, "{where}: unknown sections {listed}; allowed: {allowed}"
-    )
     ppo = _build(PPOConfig, data.get("ppo", {}), f"{where} [ppo]")
     ppo = replace(ppo, **{k: v for k, v in overrides.items() if v is not None})
     model = _build(ModelConfig, data.get("model", {}), f"{where} [model]")

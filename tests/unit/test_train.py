@@ -96,6 +96,13 @@ def test_extends_lays_a_file_over_its_base_section_by_section(tmp_path: Path) ->
     default = load_config(ROOT / "configs/train/default.toml")
     assert bbr.ppo == default.ppo and bbr.env.sim.p_comp_bbr == 0.7 and bbr.env.sim.slow_recovery
     assert bbr.env.sim.comp_bbr_start_burst == (0.05, 0.2)
+    # an unknown key is named under the file that holds it, not the file that was loaded
+    (tmp_path / "base.toml").write_text("[sim]\np_lan = 0.2\np_typo = 1\n")
+    with pytest.raises(ValueError, match=r"base\.toml \[sim\]: unknown keys \['p_typo'\]"):
+        load_config(sub / "top.toml")
+    (tmp_path / "base.toml").write_text("[simulator]\np_lan = 0.2\n")
+    with pytest.raises(ValueError, match=r"base\.toml: unknown sections \['simulator'\]"):
+        load_config(sub / "top.toml")
     (tmp_path / "base.toml").write_text('extends = "sub/top.toml"\n')
     with pytest.raises(ValueError, match="extends makes a cycle: .*top.toml -> .*mid.toml"):
         load_config(sub / "top.toml")
