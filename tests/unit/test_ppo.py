@@ -167,6 +167,30 @@ def test_shipped_default_grows_when_a_busy_link_frees_up() -> None:
     assert 18 <= n <= 24, n
 
 
+def _clean(t: int, n: int) -> SignalVector:
+    """Every stream carries 50 Mbit/s (a per-stream cap), no loss, no queue: more streams pay."""
+    return SignalVector(
+        t=float(t), mi_s=1.0, streams=n, throughput_bps=5e7 * n, goodput_bps=5e7 * n,
+        loss_rate=0.0, rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
+@pytest.mark.parametrize("held", [2, 6])
+def test_shipped_default_leaves_a_stationary_clean_history(held: int) -> None:
+    """The policy shipped until round 7 answered 0 for ever once its 8-MI history was
+    stationary, at any N from 1 to 16 with no loss and no queue (fig3: one transfer held 2
+    streams for 150 s, the last 47 s alone on an idle link; JFI 0.765-0.962 in 3 runs). After
+    12 MIs held at N = ``held`` (not the policy's choice), a clean history must make it add."""
+    c = make_controller("ppo", ControllerConfig())
+    assert isinstance(c, PPOController)
+    c.initial()
+    for t in range(1, 13):
+        c.target = held  # the transfer ran `held` streams whatever the policy said
+        n = c.decide(_clean(t, held))
+    assert n > held, f"after 12 clean MIs at N = {held} the policy answered {n - held:+d}"
+
+
 def test_omit_holds_the_start_and_hides_its_mis_from_the_policy(tmp_path: Path) -> None:
     up = _ckpt(tmp_path, mlp_arch(FeatureConfig(), (8,)), bias_action=0, name="up.pt")
     c = make_controller(f"ppo:omit=2:{up}", ControllerConfig(max_streams=64))
