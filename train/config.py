@@ -192,24 +192,11 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     model = _build(ModelConfig, data.get("model", {}), f"{where} [model]")
     sim = _build(SimConfig, data.get("sim", {}), f"{where} [sim]")
     feats = _build(FeatureConfig, data.get("features", {}), f"{where} [features]")
+    # section and key names were checked file by file in read_config (_check_names), so the
+    # nested dataclasses cannot be set twice here
     env_kw = dict(data.get("env", {}))
-    check_unknown(
-        env_kw,
-        {f.name for f in fields(EnvConfig)} - {"sim", "features"},
-        f"{where} [env]",
-        ValueError,
-        _UNKNOWN,
-    )
     env = _build(EnvConfig, {**env_kw, "sim": sim, "features": feats}, f"{where} [env]")
     train = dict(data.get("train", {}))
-    nested = {"ppo", "model", "env"}
-    check_unknown(
-        train,
-        {f.name for f in fields(TrainConfig)} - nested,
-        f"{where} [train]",
-        ValueError,
-        _UNKNOWN,
-    )
     return _build(
         TrainConfig, {**train, "ppo": ppo, "model": model, "env": env}, f"{where} [train]"
     )
