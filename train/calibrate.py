@@ -38,6 +38,11 @@ MEASURED = Path(__file__).resolve().parent / "data" / "calibration-testbed.json"
 """The testbed rows of the calibration table in the README (checked by the unit tests)."""
 HOLDOUT = MEASURED.with_name("calibration-holdout.json")
 """Rows of a scenario the simulator's constants were not fitted on (lossy-500m-20ms)."""
+COMPETITOR = MEASURED.with_name("calibration-competitor.json")
+"""Fixed-N rows beside a long-lived loss-based competitor at 0.02-4 ms RTT, where the
+testbed's queue is its 64-packet floor, several BDPs (``configs/experiments/calib-comp/``)."""
+COMP_CONG_SAT = 0.09
+"""Congestion-loss saturation fitted on :data:`COMPETITOR` (``SimConfig.cong_loss_sat``)."""
 
 
 def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -57,6 +62,27 @@ def sim_curve(scenario: Any, cap_bps: float | None, ns: list[int]) -> tuple[np.n
     grid = np.array([ns], dtype=np.float64)
     z = np.zeros(1)
     thr, loss, _, _ = steady(p, p.capacity, z, z, grid)
+    return thr[0], loss[0]
+
+
+def competitor_curve(
+    scn: dict[str, Any], ns: list[int], floor: bool = True, sat: float = COMP_CONG_SAT
+) -> tuple[np.ndarray, np.ndarray]:
+    """The simulator's throughput and loss at ``ns`` for one scenario of :data:`COMPETITOR`
+    (its competitor on for good): with the queue floor (``floor``: the queue the testbed
+    really holds, beyond the drawn ``queue_frac``) and saturation ``sat`` as
+    ``SimConfig.queue_floor_pkts`` and ``cong_loss_sat`` draw them, or as the simulator was
+    before them (``floor=False, sat=inf``)."""
+    rtt = max(scn["min_rtt_ms"], 0.01) / 1e3
+    total = scn["queue_bytes"] / (scn["rate_bps"] * rtt / 8)
+    extra = max(total - scn["queue_frac"], 0.0) if floor else 0.0
+    p = fixed_params(
+        1, capacity=scn["rate_bps"], rtt=rtt, buffer=scn["queue_frac"] + extra,
+        queue_extra=extra, cong_sat=sat, cc=CC_NAMES.index("cubic"),
+        comp_streams=scn["competitor_streams"],
+    )  # fmt: skip
+    z = np.zeros(1)
+    thr, loss, _, _ = steady(p, p.capacity, z, np.ones(1), np.array([ns], dtype=np.float64))
     return thr[0], loss[0]
 
 

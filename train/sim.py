@@ -185,6 +185,18 @@ class SimConfig:
     """Per-MI on/off switch probability of BBR competitors (uniform), when they should be
     longer-lived than ``comp_flip_p`` (the testbed's BBR rival runs throughout). None (the
     default) keeps ``comp_flip_p`` and draws nothing."""
+    queue_floor_pkts: tuple[float, float] = (0.0, 0.0)
+    """Smallest bottleneck queue in packets (uniform): a router's, or the testbed's 64-packet
+    floor, holds at least this many whatever the BDP. Where ``buffer_frac`` x BDP is smaller
+    (short RTTs: a LAN's BDP is a few packets) the queue is the floor: more queueing delay,
+    and congestion loss spread over a window of BDP + queue rather than the BDP alone
+    (``NetParams.queue_extra``). Measured beside loss-based competitors at 0.02-4 ms
+    (``configs/experiments/calib-comp/``, docs/learning.md). (0, 0), the default, draws
+    nothing."""
+    cong_loss_sat: tuple[float, float] = (0.0, 0.0)
+    """Level at which congestion loss saturates (uniform): ``p / (1 + p / sat)`` instead of
+    the ``A (N / W)^1.5`` fit growing to the 30 % clip when each flow holds only a few
+    packets (many flows in a LAN's window). (0, 0), the default, draws nothing."""
     slow_recovery: bool = False
     """Loss bursts (our slow start, the start burst, a competitor joining) cost throughput
     for several MIs: with ``k`` losses per stream in the burst each flow's window is cut to
@@ -252,6 +264,11 @@ class NetParams:
     """Per-MI probability that the competitor switches on or off."""
     slow_recovery: F64
     """1 where loss bursts cost throughput until the windows grow back, else 0."""
+    queue_extra: F64
+    """Queue added by ``SimConfig.queue_floor_pkts`` beyond the drawn ``buffer_frac``, in
+    BDPs (already included in ``buffer``; else 0)."""
+    cong_sat: F64
+    """Saturation level of congestion loss (``SimConfig.cong_loss_sat``; inf: none)."""
 
     def take(self, i: int) -> dict[str, float]:
         """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
@@ -342,9 +359,25 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         comp_join_burst=np.zeros(n),
         comp_flip_p=np.full(n, 0.025),
         slow_recovery=np.zeros(n),
+        queue_extra=np.zeros(n),
+        cong_sat=np.full(n, np.inf),
     )
     _sample_robust(cfg, rng, p, has_comp)
+    _sample_queue_floor(cfg, rng, p)
     return p
+
+
+def _sample_queue_floor(cfg: SimConfig, rng: np.random.Generator, p: NetParams) -> None:
+    """The queue floor and loss saturation (round 8), drawn last and only when enabled, so
+    configs without them draw the same networks as before."""
+    n = len(p.capacity)
+    if cfg.queue_floor_pkts[1] > 0:
+        floor = rng.uniform(*cfg.queue_floor_pkts, n)
+        need = floor * MSS_BITS / (p.capacity * p.rtt)  # the floor in BDPs
+        p.queue_extra = np.maximum(need - p.buffer, 0.0)
+        p.buffer = p.buffer + p.queue_extra
+    if cfg.cong_loss_sat[1] > 0:
+        p.cong_sat = rng.uniform(*cfg.cong_loss_sat, n)
 
 
 def _sample_robust(
@@ -393,7 +426,8 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         ss_burst_elastic=0.0, start_burst=0.0, ss_overshoot=1.0, overshoot_decay=0.5,
         queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0,
         comp_bbr_start_burst=0.0, comp_bbr_start_thr=1.0, comp_bbr_recovery=1.0,
-        comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0,
+        comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0, queue_extra=0.0,
+        cong_sat=np.inf,
     )  # fmt: skip
     unknown = set(values) - set(base)
     if unknown:
@@ -449,7 +483,9 @@ def steady(
     )
     ours = np.where(saturated, np.minimum(ours_sat, n * r), n * r)
     # Congestion loss and queueing.
-    p_loss_based = _CONG_A[np.minimum(cc, 1)] * (MSS_BITS * n_tot / (c_sat * rtt)) ** _CONG_EXP
+    # The window the flows share: the BDP, plus the queue a floor adds beyond the fitted range.
+    window = c_sat * rtt * (1.0 + col(p.queue_extra))
+    p_loss_based = _CONG_A[np.minimum(cc, 1)] * (MSS_BITS * n_tot / window) ** _CONG_EXP
     # Under random loss the windows are already held down; the queue only adds the loss that
     # brings the Mathis demand down to the capacity (p grows with the square of the excess).
     p_excess = col(p.loss) * np.maximum((demand / c_sat) ** 2 - 1.0, 0.0)
@@ -458,6 +494,8 @@ def steady(
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
     # With a BBR competitor the queue is the competitor's: the loss is its, whatever we do.
     p_cong = np.where(ext > 0, 0.0, p_cong)
+    sat = col(p.cong_sat)
+    p_cong = np.where(np.isfinite(sat), p_cong / (1.0 + p_cong / sat), p_cong)
     loss = np.clip(col(p.loss) + ext + p_cong, 0.0, 0.3)
     rho = np.minimum(demand / c_avail, 1.0)
     fill_sat = np.where(
