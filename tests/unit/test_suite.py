@@ -86,7 +86,8 @@ def test_sets_of_the_shipped_suite() -> None:
     test = suite_scenarios("gen-v1", "test")
     assert set(val).isdisjoint(test)
     hand = {Path(p).stem for p in val if Path(p).stem.startswith("hand-")}
-    assert hand == {"hand-lossy-long", "hand-onoff-180ms", "hand-bbr-shared-1g", "hand-lan-capped"}
+    assert hand == {"hand-lossy-long", "hand-onoff-180ms", "hand-bbr-shared-1g", "hand-lan-capped",
+                    "hand-lan-reno"}  # fmt: skip
     assert suite_scenarios("gen-v1", "named") == list(load_suite("gen-v1")[0].named)
     with pytest.raises(ScenarioError, match="unknown set"):
         suite_scenarios("gen-v1", "train")
