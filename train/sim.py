@@ -494,8 +494,8 @@ def steady(
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
     # With a BBR competitor the queue is the competitor's: the loss is its, whatever we do.
     p_cong = np.where(ext > 0, 0.0, p_cong)
-    sat = col(p.cong_sat)
-    p_cong = np.where(np.isfinite(sat), p_cong / (1.0 + p_cong / sat), p_cong)
+    # Saturation; with no saturation drawn (inf) this is p_cong itself, bit for bit.
+    p_cong = p_cong / (1.0 + p_cong / col(p.cong_sat))
     loss = np.clip(col(p.loss) + ext + p_cong, 0.0, 0.3)
     rho = np.minimum(demand / c_avail, 1.0)
     fill_sat = np.where(
