@@ -41,6 +41,27 @@ log = logging.getLogger("xfer.sender")
 
 Callback = Callable[[Interval], None]
 
+POLLS_PER_MI = 10
+"""The MI loop wakes at least this often per MI (acks, decisions, the stream pool)."""
+
+
+def poll_timeout(now: float, next_mi: float, mi: float) -> float:
+    """How long the MI loop may wait: a tenth of an MI, but not past the MI's end. Waiting a
+    full tenth whatever the boundary made each MI end up to a tenth late (1.01-1.10 s MIs at
+    ``mi = 1``, the lateness growing MI by MI until it wrapped), so the controller decided at
+    drifting times and the first MIs of a ramp ran long."""
+    return min(mi / POLLS_PER_MI, max(next_mi - now, 0.0))
+
+
+def next_boundary(next_mi: float, now: float, mi: float) -> float:
+    """The MI boundary after the one that just passed (``now >= next_mi``): one MI later, on
+    the same grid; a loop that fell behind by more than an MI (a stall, a long GC pause)
+    skips the boundaries it missed instead of closing a run of near-empty MIs."""
+    nxt = next_mi + mi
+    if nxt <= now:
+        nxt += mi * ((now - nxt) // mi + 1)
+    return nxt
+
 
 class Sender:
     """One transfer from this host to a receiver."""
@@ -137,7 +158,7 @@ class Sender:
                 waiting: set[asyncio.Future[Any]] = {reader, finished, *decider.waitable()}
                 await asyncio.wait(
                     waiting,
-                    timeout=cfg.mi / 10,
+                    timeout=poll_timeout(time.monotonic(), next_mi, cfg.mi),
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 self._apply(decider, ccfg)
@@ -158,7 +179,7 @@ class Sender:
                     if cfg.redundancy and sched.hedge(monitor.stalled()):
                         self.pool.cond.notify_all()
                 if now >= next_mi:
-                    next_mi += cfg.mi
+                    next_mi = next_boundary(next_mi, now, cfg.mi)
                     u_prev = self._interval(decider, monitor, sched, now, u_prev)
             if decider.waitable():  # the last MI's decision: report it if it comes soon
                 await asyncio.wait(decider.waitable(), timeout=cfg.mi)
