@@ -41,7 +41,11 @@ also the U* sweep of live fine-tuning (``train.live``), so both use the same yar
 
 
 def _sim(
-    policies: list[str], networks: int, seed: int, sim_config: str | None = None
+    policies: list[str],
+    networks: int,
+    seed: int,
+    sim_config: str | None = None,
+    world_class: str | None = None,
 ) -> dict[str, Any]:
     from policy.base import ControllerConfig, make_controller
     from train.simeval import evaluate
@@ -59,7 +63,12 @@ def _sim(
     for spec in policies:
         n = networks if not spec.startswith("bo") else min(networks, 20)  # BO fits a GP per MI
         make = functools.partial(make_controller, spec, cfg)
-        out[spec] = evaluate(make, n, seed, sim_cfg=sim_cfg)
+        try:
+            out[spec] = evaluate(make, n, seed, sim_cfg=sim_cfg, world_class=world_class)
+        except ValueError as exc:
+            if world_class and "world class" in str(exc):
+                raise click.BadParameter(str(exc), param_hint="--world-class") from None
+            raise
     return out
 
 
@@ -83,8 +92,16 @@ def _print_sim(result: dict[str, Any]) -> None:
         *[f"{r['random']['utility_ratio_mean']:.3f}" for r in result.values()],
     )
     t.add_row(
+        "held-out random (median)",
+        *[f"{r['random']['utility_ratio_median']:.3f}" for r in result.values()],
+    )
+    t.add_row(
         "held-out random (p10)",
         *[f"{r['random']['utility_ratio_p10']:.3f}" for r in result.values()],
+    )
+    t.add_row(
+        "held-out random (mean streams)",
+        *[f"{r['random']['mean_streams']:.1f}" for r in result.values()],
     )
     Console().print(t)
 
@@ -394,6 +411,12 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "(e.g. configs/train/robust.toml) [default: the simulator's defaults].",
 )
 @click.option(
+    "--world-class",
+    metavar="NAME",
+    help="Simulator: draw every held-out network from one class of worlds "
+    "(lan-competitor: a LAN shared with a long-lived loss-based transfer).",
+)
+@click.option(
     "--json",
     "json_out",
     is_flag=False,
@@ -405,7 +428,7 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
 def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
                  scenario_list: tuple[str, ...], duration: float, sweep_text: str,
                  suite: str | None, set_name: str, repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
-                 sim_config: str | None, json_out: str | None) -> None:  # fmt: skip
+                 sim_config: str | None, world_class: str | None, json_out: str | None) -> None:  # fmt: skip
     """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
     simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
     names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
@@ -417,12 +440,12 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         return
     if sim is None:
         sim = not names
-    if sim_config and not sim:
-        raise click.UsageError("--sim-config goes with the simulator (--sim)")
+    if (sim_config or world_class) and not sim:
+        raise click.UsageError("--sim-config and --world-class go with the simulator (--sim)")
     if sim:
         if names:
             raise click.UsageError("--sim takes no scenarios (use --testbed)")
-        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed, sim_config)
+        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed, sim_config, world_class)
         if json_out is None:
             _print_sim(result)
     else:

@@ -11,11 +11,17 @@ the engine's own code path (``Controller.decide`` on :class:`SignalVector`), cop
 * ``time_to_optimum_s``: the issue's definition, first time from which the 3-MI moving
   average of throughput stays within 10 % of the best fixed throughput;
 * mean throughput of the controller and of the best fixed N.
+
+A *world class* (:data:`WORLD_CLASSES`) restricts the held-out random networks to one kind of
+world that a testbed failure belongs to, drawn from a config's own ranges with some of its
+probabilities forced (``xfer evaluate --sim --sim-config CFG --world-class NAME``): a cheap
+check, before any testbed time, of whether training learned that kind of world at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +55,33 @@ NAMED: dict[str, dict[str, float]] = {
         ),
     }.items()
 }
+
+
+WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
+    "lan-competitor": (
+        "a LAN (the config's lan_rtt_ms) shared from the first MI to the last with a loss-based "
+        "competing transfer (unpaced, not BBR): the test set's worst class (issue #16: t05, "
+        "hand-lan-reno), where the shipped policy holds 1-2 streams and 3-10 are best",
+        dict(p_lan=1.0, p_competing=1.0, p_competing_paced=0.0, p_comp_bbr=0.0,
+             p_competing_at_start=1.0),
+    ),
+}  # fmt: skip
+"""name -> (what it is, the ``SimConfig`` probabilities forced to draw it). The competitor of
+every class world stays in its first state (on) for the whole episode."""
+
+
+def class_networks(
+    sim_cfg: SimConfig, world_class: str, n: int, rng: np.random.Generator
+) -> tuple[NetParams, SimConfig]:
+    """``n`` networks of ``world_class`` from ``sim_cfg``'s ranges, and the config to run them."""
+    if world_class not in WORLD_CLASSES:
+        raise ValueError(
+            f"unknown world class {world_class!r}; known: {', '.join(sorted(WORLD_CLASSES))}"
+        )
+    cfg = replace(sim_cfg, **WORLD_CLASSES[world_class][1])
+    p = sample_params(cfg, rng, n)
+    p.comp_flip_p = np.zeros(n)
+    return p, cfg
 
 
 class SyncedSimulator(Simulator):
@@ -139,9 +172,10 @@ def evaluate(
     seed: int,
     episode_len: int = 60,
     sim_cfg: SimConfig | None = None,
+    world_class: str | None = None,
 ) -> dict[str, Any]:
     """Named settings plus ``n_networks`` held-out random networks, drawn from ``sim_cfg``
-    (default: ``SimConfig()``) with ``seed``."""
+    (default: ``SimConfig()``) with ``seed``, all of ``world_class`` if one is named."""
     sim_cfg = sim_cfg or SimConfig()
     named_p = [fixed_params(1, **kw) for kw in NAMED.values()]
     params = NetParams(
@@ -150,17 +184,26 @@ def evaluate(
     r = run_episodes(make, params, episode_len, seed, sim_cfg)
     named = [{"network": name, **summarise(r, i)} for i, name in enumerate(NAMED)]
     rng = np.random.default_rng(seed)
-    rand = sample_params(sim_cfg, rng, n_networks)
-    rr = run_episodes(make, rand, episode_len, seed + 1, sim_cfg)
+    if world_class is None:
+        rand, rand_cfg = sample_params(sim_cfg, rng, n_networks), sim_cfg
+    else:
+        rand, rand_cfg = class_networks(sim_cfg, world_class, n_networks, rng)
+    rr = run_episodes(make, rand, episode_len, seed + 1, rand_cfg)
     rows = [summarise(rr, i) for i in range(n_networks)]
     ratios = np.array([x["utility_ratio"] for x in rows])
     ratios = ratios[np.isfinite(ratios)]
+    if not len(ratios):  # no network where some fixed N has a positive utility
+        ratios = np.full(1, np.nan)
     return {
         "episode_len": episode_len,
         "seed": seed,
         "named": named,
         "random": {
             "networks": n_networks,
+            "scored": int(np.isfinite(ratios).sum()),
+            "world_class": world_class,
+            "mean_streams": float(rr["streams"][episode_len // 4 :].mean()),
+            "best_fixed_n_median": float(np.median([x["best_fixed_n"] for x in rows])),
             "utility_ratio_mean": float(ratios.mean()),
             "utility_ratio_median": float(np.median(ratios)),
             "utility_ratio_p10": float(np.percentile(ratios, 10)),

@@ -3,6 +3,7 @@ are aggregated (the experiment runner is replaced by a recorder; tests/netns run
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,8 @@ def test_sim_config_draws_held_out_networks_from_a_training_config(
     seen: list[SimConfig | None] = []
 
     def fake(make: object, n: int, seed: int, episode_len: int = 60,
-             sim_cfg: SimConfig | None = None) -> dict[str, object]:  # fmt: skip
+             sim_cfg: SimConfig | None = None, world_class: str | None = None
+             ) -> dict[str, object]:  # fmt: skip
         seen.append(sim_cfg)
         return {"named": [], "random": {}}
 
@@ -172,4 +174,25 @@ def test_sim_config_draws_held_out_networks_from_a_training_config(
     assert cfg is not None and cfg.p_lan == 0.1 and cfg.p_comp_bbr == 0.4 and cfg.slow_recovery
     assert CliRunner().invoke(ev.evaluate_cmd, args).exit_code == 0 and seen[-1] is None
     bad = CliRunner().invoke(ev.evaluate_cmd, ["--scenario", "paper-fig1", "--sim-config", robust])
-    assert bad.exit_code != 0 and "--sim-config goes with the simulator" in bad.output
+    assert bad.exit_code != 0 and "go with the simulator (--sim)" in bad.output
+
+
+def test_world_class_restricts_the_held_out_networks() -> None:
+    args = ["--sim", "--policy", "fixed:2", "--networks", "3", "--json"]
+    floor = str(Path(__file__).resolve().parents[2] / "configs" / "train" / "floor.toml")
+    wc = ["--world-class", "lan-competitor"]
+    ok = CliRunner().invoke(ev.evaluate_cmd, [*args, *wc, "--sim-config", floor])
+    assert ok.exit_code == 0, ok.output
+    rnd = json.loads(ok.output)["fixed:2"]["random"]
+    assert rnd["world_class"] == "lan-competitor" and rnd["networks"] == 3 and rnd["scored"] == 3
+    # the simulator's defaults (no queue floor): 30 % loss beside the competitor at any N, no
+    # fixed N has a positive utility; reported as nothing scored, not as a crash
+    ok = CliRunner().invoke(ev.evaluate_cmd, [*args, *wc])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["fixed:2"]["random"]["scored"] == 0
+    bad = CliRunner().invoke(ev.evaluate_cmd, [*args, "--world-class", "wan"])
+    assert bad.exit_code != 0 and "unknown world class 'wan'" in bad.output
+    bad = CliRunner().invoke(
+        ev.evaluate_cmd, ["--scenario", "x", "--world-class", "lan-competitor"]
+    )
+    assert bad.exit_code != 0 and "go with the simulator (--sim)" in bad.output

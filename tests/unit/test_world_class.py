@@ -1,0 +1,46 @@
+"""World classes of the simulated evaluation: held-out networks of one kind of world."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from policy.base import ControllerConfig, make_controller
+from train.config import load_config
+from train.sim import Simulator
+from train.simeval import class_networks, evaluate
+
+FLOOR = Path(__file__).resolve().parents[2] / "configs" / "train" / "floor.toml"
+
+
+def test_lan_competitor_worlds_are_lans_with_a_competitor_on_throughout() -> None:
+    cfg = load_config(FLOOR).env.sim
+    p, ccfg = class_networks(cfg, "lan-competitor", 200, np.random.default_rng(3))
+    assert (p.rtt <= cfg.lan_rtt_ms[1] / 1e3 + 1e-12).all()
+    assert (p.comp_streams >= 1).all()
+    assert (p.comp_loss == 0).all() and np.isinf(p.comp_cap).all()  # loss-based, unpaced
+    assert (p.queue_extra >= 0).all() and (p.queue_extra > 0).any()  # floor.toml's queue floor
+    sim = Simulator(len(p.capacity), ccfg, seed=5)
+    sim.reset(np.ones(len(p.capacity), dtype=bool), p)
+    for _ in range(80):
+        sim.step(np.full(len(p.capacity), 2.0))
+        assert (sim.comp_on == 1).all()
+
+
+def test_in_lan_competitor_worlds_one_stream_is_rarely_best() -> None:
+    """The class is the failure it names: beside the competitor more streams pay (the
+    testbed's calibration beside competitors: best N 4-8)."""
+    cfg = load_config(FLOOR).env.sim
+    cc = ControllerConfig(max_streams=cfg.max_streams)
+    r = evaluate(lambda: make_controller("fixed:1", cc), 24, 11, 30, cfg, "lan-competitor")
+    rnd = r["random"]
+    assert rnd["world_class"] == "lan-competitor"
+    assert rnd["best_fixed_n_median"] >= 3
+    assert rnd["utility_ratio_mean"] < 0.8  # one stream leaves most of the utility
+
+
+def test_unknown_world_class_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown world class 'wan'.*lan-competitor"):
+        class_networks(load_config(FLOOR).env.sim, "wan", 4, np.random.default_rng(0))
