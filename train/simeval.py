@@ -65,6 +65,12 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
         dict(p_lan=1.0, p_competing=1.0, p_competing_paced=0.0, p_comp_bbr=0.0,
              p_competing_at_start=1.0),
     ),
+    "bbr-competitor": (
+        "any path of the config shared from the first MI to the last with a BBR transfer that "
+        "holds loss we did not cause (the config's comp_bbr_* ranges): the issue's third "
+        "situation (hand-bbr-shared-1g), where the shipped policy sits at one stream",
+        dict(p_competing=1.0, p_comp_bbr=1.0, p_competing_at_start=1.0),
+    ),
 }  # fmt: skip
 """name -> (what it is, the ``SimConfig`` probabilities forced to draw it). The competitor of
 every class world stays in its first state (on) for the whole episode."""

@@ -41,6 +41,19 @@ def test_in_lan_competitor_worlds_one_stream_is_rarely_best() -> None:
     assert rnd["utility_ratio_mean"] < 0.8  # one stream leaves most of the utility
 
 
+def test_bbr_competitor_worlds_hold_loss_we_did_not_cause_throughout() -> None:
+    cfg = load_config(FLOOR).env.sim  # floor.toml draws no BBR competitor; the class forces it
+    p, ccfg = class_networks(cfg, "bbr-competitor", 100, np.random.default_rng(4))
+    lo, hi = cfg.comp_bbr_loss
+    assert (p.comp_streams >= 1).all() and ((p.comp_loss >= lo) & (p.comp_loss <= hi)).all()
+    sim = Simulator(len(p.capacity), ccfg, seed=6)
+    sim.reset(np.ones(len(p.capacity), dtype=bool), p)
+    for _ in range(40):
+        m = sim.step(np.ones(len(p.capacity)))
+        assert (sim.comp_on == 1).all()
+    assert (m.loss_rate >= lo / 2).mean() > 0.9  # one stream alone still sees their loss
+
+
 def test_unknown_world_class_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown world class 'wan'.*lan-competitor"):
         class_networks(load_config(FLOOR).env.sim, "wan", 4, np.random.default_rng(0))
