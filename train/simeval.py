@@ -71,6 +71,12 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
         "situation (hand-bbr-shared-1g), where the shipped policy sits at one stream",
         dict(p_competing=1.0, p_comp_bbr=1.0, p_competing_at_start=1.0),
     ),
+    "lossy-long": (
+        "a long path (100-250 ms) with random loss of 0.01-0.1 % and nobody else on it: the "
+        "issue's first situation (hand-lossy-long), where many streams pay",
+        dict(rtt_ms=(100.0, 250.0), loss=(1e-4, 1e-3), p_no_loss=0.0, p_lan=0.0,
+             p_competing=0.0, p_background=0.0, p_capacity_change=0.0),
+    ),
 }  # fmt: skip
 """name -> (what it is, the ``SimConfig`` probabilities forced to draw it). The competitor of
 every class world stays in its first state (on) for the whole episode."""

@@ -54,6 +54,14 @@ def test_bbr_competitor_worlds_hold_loss_we_did_not_cause_throughout() -> None:
     assert (m.loss_rate >= lo / 2).mean() > 0.9  # one stream alone still sees their loss
 
 
+def test_lossy_long_worlds_are_long_lossy_and_alone() -> None:
+    p, _ = class_networks(load_config(FLOOR).env.sim, "lossy-long", 100, np.random.default_rng(5))
+    assert ((p.rtt >= 0.1) & (p.rtt <= 0.25)).all()
+    assert ((p.loss >= 1e-4) & (p.loss <= 1e-3)).all()
+    assert (p.comp_streams == 0).all() and (p.bg_level == 0).all()
+    assert np.isinf(p.cap_change_t).all()
+
+
 def test_unknown_world_class_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown world class 'wan'.*lan-competitor"):
         class_networks(load_config(FLOOR).env.sim, "wan", 4, np.random.default_rng(0))
