@@ -78,8 +78,8 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
              p_competing=0.0, p_background=0.0, p_capacity_change=0.0),
     ),
 }  # fmt: skip
-"""name -> (what it is, the ``SimConfig`` probabilities forced to draw it). The competitor of
-every class world stays in its first state (on) for the whole episode."""
+"""name -> (what it is, the ``SimConfig`` fields forced to draw it: probabilities, and ranges
+for ``lossy-long``). A class world's competitor, if any, stays on for the whole episode."""
 
 
 def class_networks(
