@@ -63,12 +63,7 @@ def _sim(
     for spec in policies:
         n = networks if not spec.startswith("bo") else min(networks, 20)  # BO fits a GP per MI
         make = functools.partial(make_controller, spec, cfg)
-        try:
-            out[spec] = evaluate(make, n, seed, sim_cfg=sim_cfg, world_class=world_class)
-        except ValueError as exc:
-            if world_class and "world class" in str(exc):
-                raise click.BadParameter(str(exc), param_hint="--world-class") from None
-            raise
+        out[spec] = evaluate(make, n, seed, sim_cfg=sim_cfg, world_class=world_class)
     return out
 
 
@@ -443,6 +438,13 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         sim = not names
     if (sim_config or world_class) and not sim:
         raise click.UsageError("--sim-config and --world-class go with the simulator (--sim)")
+    if world_class:
+        from train.simeval import check_world_class
+
+        try:
+            check_world_class(world_class)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--world-class") from None
     if sim:
         if names:
             raise click.UsageError("--sim takes no scenarios (use --testbed)")

@@ -82,14 +82,19 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
 for ``lossy-long``). A class world's competitor, if any, stays on for the whole episode."""
 
 
-def class_networks(
-    sim_cfg: SimConfig, world_class: str, n: int, rng: np.random.Generator
-) -> tuple[NetParams, SimConfig]:
-    """``n`` networks of ``world_class`` from ``sim_cfg``'s ranges, and the config to run them."""
+def check_world_class(world_class: str) -> None:
+    """Raise ``ValueError`` naming the known classes if ``world_class`` is not one of them."""
     if world_class not in WORLD_CLASSES:
         raise ValueError(
             f"unknown world class {world_class!r}; known: {', '.join(sorted(WORLD_CLASSES))}"
         )
+
+
+def class_networks(
+    sim_cfg: SimConfig, world_class: str, n: int, rng: np.random.Generator
+) -> tuple[NetParams, SimConfig]:
+    """``n`` networks of ``world_class`` from ``sim_cfg``'s ranges, and the config to run them."""
+    check_world_class(world_class)
     cfg = replace(sim_cfg, **WORLD_CLASSES[world_class][1])
     p = sample_params(cfg, rng, n)
     p.comp_flip_p = np.zeros(n)
@@ -189,17 +194,17 @@ def evaluate(
     """Named settings plus ``n_networks`` held-out random networks, drawn from ``sim_cfg``
     (default: ``SimConfig()``) with ``seed``, all of ``world_class`` if one is named."""
     sim_cfg = sim_cfg or SimConfig()
+    rng = np.random.default_rng(seed)  # the held-out draws first: a bad class fails at once
+    if world_class is None:
+        rand, rand_cfg = sample_params(sim_cfg, rng, n_networks), sim_cfg
+    else:
+        rand, rand_cfg = class_networks(sim_cfg, world_class, n_networks, rng)
     named_p = [fixed_params(1, **kw) for kw in NAMED.values()]
     params = NetParams(
         **{k: np.concatenate([getattr(p, k) for p in named_p]) for k in vars(named_p[0])}
     )
     r = run_episodes(make, params, episode_len, seed, sim_cfg)
     named = [{"network": name, **summarise(r, i)} for i, name in enumerate(NAMED)]
-    rng = np.random.default_rng(seed)
-    if world_class is None:
-        rand, rand_cfg = sample_params(sim_cfg, rng, n_networks), sim_cfg
-    else:
-        rand, rand_cfg = class_networks(sim_cfg, world_class, n_networks, rng)
     rr = run_episodes(make, rand, episode_len, seed + 1, rand_cfg)
     rows = [summarise(rr, i) for i in range(n_networks)]
     ratios = np.array([x["utility_ratio"] for x in rows])
