@@ -21,6 +21,7 @@ from xfer.wire.protocol import (
     encode,
 )
 from xfer.wire.session import (
+    COPY_AGE_S,
     MEM_TABLE,
     TABLE,
     BlockScheduler,
@@ -311,6 +312,18 @@ def test_endgame_leaves_a_block_on_time_alone() -> None:
     sched.rates.update({1: 4.0, 2: 4.0})  # one second per block on either stream
     assert sched.next(2, now=1.5) is None  # due at 1 s, overdue only after 1 + 2 s
     assert sched.next(2, now=3.5) is not None
+
+
+def test_a_new_endgame_scheduler_does_not_copy_fresh_blocks() -> None:
+    """Born with the copy age, not 0: before the sender's first poll sets min_age, a block
+    handed out a moment ago is not copied (with 0, a transfer that ended before that poll
+    sent every block twice)."""
+    sched = BlockScheduler(mem_extents(2 * 4), block_size=4, endgame=True)
+    assert sched.min_age == COPY_AGE_S > 0
+    a, b = sched.next(1, now=0.0), sched.next(2, now=0.0)
+    assert a and b and sched.draining
+    assert sched.next(3, now=0.01) is None and sched.bytes_redundant == 0
+    assert sched.next(3, now=COPY_AGE_S + 0.01) is not None  # unknown rate: copied when old
 
 
 def test_without_endgame_an_idle_stream_waits() -> None:

@@ -36,11 +36,6 @@ from xfer.wire.session import (
 
 log = logging.getLogger("xfer.sender")
 
-COPY_AGE_S = 0.2
-"""The endgame copies a block only once it has been unconfirmed for this long (or 2 RTTs if
-longer): healthy streams confirm within a few RTTs plus the receiver's 10 ms ack cycle, so on
-a clean path nothing is sent twice."""
-
 UNSENT_S = 0.05
 """With the endgame, a stream keeps about this many seconds of its rate (128 KiB..16 MiB)
 unsent in its socket buffer (TCP_NOTSENT_LOWAT): enough to cover a thread's wake-up, while

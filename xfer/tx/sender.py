@@ -30,12 +30,12 @@ from xfer.manifest import FILE, ScanResult, scan
 from xfer.observe.interval import Interval
 from xfer.observe.monitor import Monitor
 from xfer.tx.decider import Decider
-from xfer.tx.pool import COPY_AGE_S, StreamPool
+from xfer.tx.pool import StreamPool
 from xfer.tx.sources import FileSource, MemSource
 from xfer.tx.txsession import Control, connect
 from xfer.wire.crypto import CIPHER
 from xfer.wire.protocol import ProtocolError
-from xfer.wire.session import BlockScheduler, BlockSizing, State
+from xfer.wire.session import COPY_AGE_S, BlockScheduler, BlockSizing, State
 
 log = logging.getLogger("xfer.sender")
 
