@@ -82,10 +82,23 @@ class ModelConfig:
     """Transformer encoder layers."""
     ff: int = 128
     """Transformer feed-forward width."""
+    critic: str = "shared"
+    """``shared``: the value head sits on the policy's trunk (Table I). ``privileged``: an
+    asymmetric critic (Pinto et al. 2017) of its own, ``critic_hidden`` wide, that sees the
+    observation plus what only the simulator knows (best stream count, a competitor on),
+    so advantages of the loss-others-cause worlds are not averaged over worlds the policy
+    cannot tell apart. The shipped network is the same actor either way; the critic stays
+    in training (train/trainer.py)."""
+    critic_hidden: tuple[int, ...] = (256, 256)
+    """Hidden sizes of the privileged critic (tanh)."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("mlp", "transformer"):
             raise ValueError(f"[model] kind must be 'mlp' or 'transformer', got {self.kind!r}")
+        if self.critic not in ("shared", "privileged"):
+            raise ValueError(
+                f"[model] critic must be 'shared' or 'privileged', got {self.critic!r}"
+            )
 
 
 @dataclass(frozen=True)

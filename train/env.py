@@ -84,6 +84,10 @@ class EnvConfig:
             )
 
 
+PRIVILEGED_DIM = 4
+"""Length of :meth:`SimVecEnv.privileged`."""
+
+
 class SimVecEnv:
     """E simulated transfers stepped together (numpy); auto-resets finished episodes.
 
@@ -115,6 +119,19 @@ class SimVecEnv:
     def obs_dim(self) -> int:
         """Length of one observation."""
         return self.cfg.features.obs_dim
+
+    def privileged(self, n_opt: F64 | None = None) -> npt.NDArray[np.float32]:
+        """What only the simulator knows, for an asymmetric critic (never for the policy):
+        per environment, log2 of the best fixed stream count, log2 of streams over it (both
+        /6, clipped to [-1, 1]), a competing transfer on, background load on. ``n_opt``: the
+        best count if already known (else computed: one more sweep of the utility curve)."""
+        if n_opt is None:
+            n_opt = self.sim.optimum()[0]
+        n = self.streams
+        log_opt = np.log2(np.maximum(n_opt, 1.0)) / 6.0
+        rel = np.log2(np.maximum(n, 1.0) / np.maximum(n_opt, 1.0)) / 6.0
+        out = np.stack([log_opt, rel, self.sim.comp_on > 0, self.sim.bg_on > 0], axis=1)
+        return np.clip(out, -1.0, 1.0).astype(np.float32)
 
     def reset(
         self, seed: int | None = None, params: NetParams | None = None
@@ -197,6 +214,7 @@ class SimVecEnv:
         }
         if truncated.any():
             info["final_obs"] = self.obs[truncated].copy()
+            info["final_privileged"] = self.privileged(n_opt)[truncated]
             self._reset(truncated)
         return self.obs.copy(), reward, terminated, truncated, info
 

@@ -182,6 +182,11 @@ def train_on_ray(
     from train.trainer import ProgressLog, arch_of, export, load_into, make_model
 
     rc = rc or RayConfig()
+    if cfg.model.critic != "shared":
+        raise ValueError(
+            "[model] critic = 'privileged' trains on one machine only (xfer train without "
+            "--ray): Ray's workers do not send the simulator's privileged state"
+        )
     torch.set_num_threads(cfg.ppo.torch_threads)
     out.mkdir(parents=True, exist_ok=True)
     started = ray_session(rc)

@@ -19,6 +19,7 @@ import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
+from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
@@ -31,15 +32,18 @@ from policy.ppo import (
     transformer_arch,
 )
 from train.config import TrainConfig
-from train.env import SimVecEnv
+from train.env import PRIVILEGED_DIM, SimVecEnv
 
 
 class SB3SimVecEnv(VecEnv):
-    """:class:`SimVecEnv` behind SB3's ``VecEnv`` interface (truncation-aware)."""
+    """:class:`SimVecEnv` behind SB3's ``VecEnv`` interface (truncation-aware). With
+    ``privileged``, each observation carries :meth:`SimVecEnv.privileged` after the policy's
+    part (for :class:`PrivilegedCriticPolicy`, whose actor reads only the policy's part)."""
 
-    def __init__(self, env: SimVecEnv) -> None:
+    def __init__(self, env: SimVecEnv, privileged: bool = False) -> None:
         self.env = env
-        d = env.obs_dim
+        self.privileged = privileged
+        d = env.obs_dim + (PRIVILEGED_DIM if privileged else 0)
         space = gym.spaces.Box(-1.0, 1.0, shape=(d,), dtype=np.float32)
         super().__init__(env.n_envs, space, gym.spaces.Discrete(len(ACTIONS)))
         self._actions = np.zeros(env.n_envs, dtype=np.int64)
@@ -52,7 +56,14 @@ class SB3SimVecEnv(VecEnv):
         self._ep_len[:] = 0
         obs = self.env.reset(seed=self._seed)
         self._seed = None
-        return obs
+        return self._with_privileged(obs)
+
+    def _with_privileged(
+        self, obs: np.ndarray, priv: np.ndarray | None = None
+    ) -> np.ndarray:
+        if not self.privileged:
+            return obs
+        return np.concatenate([obs, self.env.privileged() if priv is None else priv], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)
@@ -62,8 +73,9 @@ class SB3SimVecEnv(VecEnv):
         self._ep_ret += reward
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        obs = self._with_privileged(obs)
         if truncated.any():
-            final = info["final_obs"]
+            final = self._with_privileged(info["final_obs"], info["final_privileged"])
             for j, i in enumerate(np.flatnonzero(truncated)):
                 infos[i] = {
                     "terminal_observation": final[j],
@@ -109,6 +121,57 @@ class TrunkExtractor(BaseFeaturesExtractor):
         return out
 
 
+class PrivilegedExtractor(BaseFeaturesExtractor):
+    """Actor and asymmetric critic side by side: the policy's trunk on the first ``obs_dim``
+    columns, a critic MLP of its own on all of them (observation + privileged). The
+    features are the two latents, concatenated; :class:`SplitLatent` hands each its part,
+    so the actor's loss never reaches the critic and the critic's never the trunk."""
+
+    def __init__(
+        self, observation_space: gym.spaces.Box, arch: dict[str, Any], critic: tuple[int, ...]
+    ) -> None:
+        trunk = build_trunk(arch)
+        super().__init__(observation_space, trunk.out_dim + critic[-1])
+        self.trunk = trunk
+        self.obs_dim = int(arch["obs_dim"])
+        layers: list[torch.nn.Module] = []
+        width = int(observation_space.shape[0])
+        for h in critic:
+            layers += [torch.nn.Linear(width, h), torch.nn.Tanh()]
+            width = h
+        self.critic = torch.nn.Sequential(*layers)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        actor = self.trunk(observations[:, : self.obs_dim])
+        return torch.cat([actor, self.critic(observations)], dim=1)
+
+
+class SplitLatent(torch.nn.Module):
+    """SB3's ``mlp_extractor`` for :class:`PrivilegedExtractor`: no layers, it splits."""
+
+    def __init__(self, pi_dim: int, vf_dim: int) -> None:
+        super().__init__()
+        self.latent_dim_pi, self.latent_dim_vf = pi_dim, vf_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, : self.latent_dim_pi]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, self.latent_dim_pi :]
+
+
+class PrivilegedCriticPolicy(ActorCriticPolicy):
+    """SB3's actor-critic with :class:`PrivilegedExtractor` and :class:`SplitLatent`."""
+
+    def _build_mlp_extractor(self) -> None:
+        fx = self.features_extractor
+        assert isinstance(fx, PrivilegedExtractor)
+        self.mlp_extractor = SplitLatent(fx.trunk.out_dim, fx.features_dim - fx.trunk.out_dim)  # type: ignore[assignment]
+
+
 def arch_of(cfg: TrainConfig) -> dict[str, Any]:
     """The checkpoint arch dict for a training config."""
     m, f = cfg.model, cfg.env.features
@@ -123,8 +186,22 @@ def make_model(
     """An SB3 PPO with our shared trunk and the config's hyperparameters (``arch``: the
     network of a checkpoint to fine-tune, instead of the config's ``[model]``)."""
     p = cfg.ppo
+    arch = arch or arch_of(cfg)
+    privileged = cfg.model.critic == "privileged"
+    policy_kwargs: dict[str, Any] = {
+        "features_extractor_class": TrunkExtractor,
+        "features_extractor_kwargs": {"arch": arch},
+        "share_features_extractor": True,
+        "net_arch": [],
+    }
+    if privileged:
+        policy_kwargs["features_extractor_class"] = PrivilegedExtractor
+        policy_kwargs["features_extractor_kwargs"] = {
+            "arch": arch,
+            "critic": tuple(cfg.model.critic_hidden),
+        }
     model = PPO(
-        "MlpPolicy",
+        PrivilegedCriticPolicy if privileged else "MlpPolicy",
         venv,
         learning_rate=p.learning_rate,
         n_steps=p.n_steps,
@@ -141,12 +218,7 @@ def make_model(
         seed=p.seed,
         device="cpu",
         verbose=0,
-        policy_kwargs={
-            "features_extractor_class": TrunkExtractor,
-            "features_extractor_kwargs": {"arch": arch or arch_of(cfg)},
-            "share_features_extractor": True,
-            "net_arch": [],
-        },
+        policy_kwargs=policy_kwargs,
     )
     if out is not None:
         model.set_logger(configure(str(out), ["csv"]))
@@ -159,13 +231,21 @@ def export(model: PPO, arch: dict[str, Any]) -> ActorCritic:
     pol = model.policy
     net.trunk.load_state_dict(pol.features_extractor.trunk.state_dict())  # type: ignore[union-attr]
     net.pi.load_state_dict(pol.action_net.state_dict())
-    net.v.load_state_dict(pol.value_net.state_dict())
+    privileged = isinstance(pol.features_extractor, PrivilegedExtractor)
+    if privileged:  # the critic needs what only the simulator knows: it is not shipped
+        torch.nn.init.zeros_(net.v.weight)
+        torch.nn.init.zeros_(net.v.bias)
+    else:
+        net.v.load_state_dict(pol.value_net.state_dict())
     net.eval()
     obs = torch.zeros(4, int(arch["obs_dim"]))
     obs[1:] = torch.rand(3, int(arch["obs_dim"]))
+    full = obs
+    if privileged:
+        full = torch.cat([obs, torch.rand(4, PRIVILEGED_DIM)], dim=1)
     with torch.no_grad():
         logits, _ = net(obs)
-        ref = pol.get_distribution(obs).distribution.logits  # type: ignore[union-attr]
+        ref = pol.get_distribution(full).distribution.logits  # type: ignore[union-attr]
     if not torch.allclose(torch.log_softmax(logits, -1), ref, atol=1e-5):
         raise RuntimeError("export: exported network disagrees with the SB3 policy")
     return net
@@ -184,7 +264,8 @@ def load_into(model: PPO, path: str | Path) -> dict[str, Any]:
         )
     mine.load_state_dict(net.trunk.state_dict())
     pol.action_net.load_state_dict(net.pi.state_dict())
-    pol.value_net.load_state_dict(net.v.state_dict())
+    if not isinstance(pol.features_extractor, PrivilegedExtractor):
+        pol.value_net.load_state_dict(net.v.state_dict())  # an asymmetric critic starts fresh
     meta: dict[str, Any] = ckpt["meta"]
     return meta
 
@@ -252,7 +333,10 @@ def train(
     every ``save_every`` steps); return the net and the training metadata."""
     torch.set_num_threads(cfg.ppo.torch_threads)
     out.mkdir(parents=True, exist_ok=True)
-    venv = SB3SimVecEnv(SimVecEnv(cfg.ppo.n_envs, cfg.env, seed=cfg.ppo.seed))
+    venv = SB3SimVecEnv(
+        SimVecEnv(cfg.ppo.n_envs, cfg.env, seed=cfg.ppo.seed),
+        privileged=cfg.model.critic == "privileged",
+    )
     venv.seed(cfg.ppo.seed)
     model = make_model(cfg, venv, out)
     init_meta = load_into(model, init) if init else None
