@@ -58,9 +58,7 @@ class SB3SimVecEnv(VecEnv):
         self._seed = None
         return self._with_privileged(obs)
 
-    def _with_privileged(
-        self, obs: np.ndarray, priv: np.ndarray | None = None
-    ) -> np.ndarray:
+    def _with_privileged(self, obs: np.ndarray, priv: np.ndarray | None = None) -> np.ndarray:
         if not self.privileged:
             return obs
         return np.concatenate([obs, self.env.privileged() if priv is None else priv], axis=1)

@@ -166,3 +166,62 @@ def _signal():  # type: ignore[no-untyped-def]
         t=1.0, mi_s=1.0, streams=2, throughput_bps=1e8, goodput_bps=1e8, loss_rate=0.0,
         rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
     )  # fmt: skip
+
+
+def test_privileged_state_reads_the_simulators_hidden_world() -> None:
+    env = SimVecEnv(3, EnvConfig(), seed=4)
+    env.reset(params=fixed_params(3, cap=200e6))
+    n_opt = env.sim.optimum()[0]
+    env.streams = n_opt.copy()
+    env.streams[1] = max(1.0, n_opt[1] / 4)
+    priv = env.privileged()
+    assert priv.shape == (3, 4) and priv.dtype == np.float32
+    assert np.allclose(priv[:, 0], np.log2(n_opt) / 6, atol=1e-6)
+    assert priv[0, 1] == 0.0 and priv[1, 1] < 0  # at the optimum; below it
+    assert np.all(np.abs(priv) <= 1.0)
+    with pytest.raises(ValueError, match="critic must be"):
+        ModelConfig(critic="oracle")
+
+
+def test_asymmetric_critic_trains_apart_from_the_actor_and_does_not_ship(tmp_path: Path) -> None:
+    """The actor reads only the observation (the privileged columns do not move its
+    output), the value loss reaches only the critic, and the checkpoint's actor is SB3's
+    exactly while its value head is zero (no privileged input exists on a real network)."""
+    import torch
+
+    from train.env import PRIVILEGED_DIM
+    from train.trainer import PrivilegedCriticPolicy, SB3SimVecEnv, make_model, train
+
+    base = TrainConfig()
+    cfg = replace(
+        base,
+        ppo=replace(
+            base.ppo, total_timesteps=400, n_envs=4, n_steps=50, batch_size=100, n_epochs=2, seed=1
+        ),
+        model=ModelConfig(hidden=(32,), critic="privileged", critic_hidden=(16,)),
+    )
+    venv = SB3SimVecEnv(SimVecEnv(4, cfg.env, seed=1), privileged=True)
+    obs = torch.from_numpy(venv.reset())
+    d = cfg.env.features.obs_dim
+    assert obs.shape == (4, d + PRIVILEGED_DIM)
+    model = make_model(cfg, venv, None)
+    pol = model.policy
+    assert isinstance(pol, PrivilegedCriticPolicy)
+    other = obs.clone()
+    other[:, d:] = torch.rand(4, PRIVILEGED_DIM)
+    with torch.no_grad():
+        a = pol.get_distribution(obs).distribution.logits
+        b = pol.get_distribution(other).distribution.logits
+        assert torch.equal(a, b)  # the actor cannot see the privileged columns
+        assert not torch.equal(pol.predict_values(obs), pol.predict_values(other))
+    pol.predict_values(obs).sum().backward()
+    fx = pol.features_extractor
+    assert all(p.grad is None or not p.grad.any() for p in fx.trunk.parameters())
+    assert any(p.grad is not None and p.grad.any() for p in fx.critic.parameters())
+    _, meta = train(cfg, tmp_path)
+    assert meta["timesteps"] >= 400
+    c = make_controller(f"ppo:{tmp_path / 'policy.pt'}", ControllerConfig())
+    assert c.decide(_signal()) - c.initial() in ACTIONS
+    ck = torch.load(tmp_path / "policy.pt", weights_only=False)
+    v = {k: t for k, t in ck["state_dict"].items() if k.startswith("v.")}
+    assert v and all(not t.any() for t in v.values())
