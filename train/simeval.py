@@ -77,9 +77,16 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
         dict(rtt_ms=(100.0, 250.0), loss=(1e-4, 1e-3), p_no_loss=0.0, p_lan=0.0,
              p_competing=0.0, p_background=0.0, p_capacity_change=0.0),
     ),
+    "lossy-lan": (
+        "a LAN (the config's lan_rtt_ms) of 50 Mbit/s-1 Gbit/s with random loss of 0.05-0.5 % "
+        "and nobody else on it, where a few streams fill the link and more only add their own "
+        "loss: the price side of lan-competitor (issue #16 round 10: gen-v1-v06, t13)",
+        dict(p_lan=1.0, capacity_bps=(50e6, 1e9), loss=(5e-4, 5e-3), p_no_loss=0.0,
+             p_competing=0.0, p_background=0.0, p_capacity_change=0.0),
+    ),
 }  # fmt: skip
 """name -> (what it is, the ``SimConfig`` fields forced to draw it: probabilities, and ranges
-for ``lossy-long``). A class world's competitor, if any, stays on for the whole episode."""
+for ``lossy-long`` and ``lossy-lan``). A class world's competitor, if any, stays on for the whole episode."""
 
 
 def check_world_class(world_class: str) -> None:

@@ -65,3 +65,13 @@ def test_lossy_long_worlds_are_long_lossy_and_alone() -> None:
 def test_unknown_world_class_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown world class 'wan'.*lan-competitor"):
         class_networks(load_config(FLOOR).env.sim, "wan", 4, np.random.default_rng(0))
+
+
+def test_lossy_lan_worlds_are_short_lossy_and_alone() -> None:
+    cfg = load_config(FLOOR).env.sim
+    p, _ = class_networks(cfg, "lossy-lan", 100, np.random.default_rng(7))
+    lo, hi = cfg.lan_rtt_ms
+    assert ((p.rtt >= lo / 1e3) & (p.rtt <= hi / 1e3)).all()
+    assert ((p.loss >= 5e-4) & (p.loss <= 5e-3)).all()
+    assert ((p.capacity >= 50e6) & (p.capacity <= 1e9)).all()
+    assert (p.comp_streams == 0).all() and (p.bg_level == 0).all()
