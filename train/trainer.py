@@ -26,6 +26,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from policy.ppo import (
     ACTIONS,
     ActorCritic,
+    MLPTrunk,
     build_trunk,
     mlp_arch,
     save_checkpoint,
@@ -132,12 +133,7 @@ class PrivilegedExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, trunk.out_dim + critic[-1])
         self.trunk = trunk
         self.obs_dim = int(arch["obs_dim"])
-        layers: list[torch.nn.Module] = []
-        width = int(observation_space.shape[0])
-        for h in critic:
-            layers += [torch.nn.Linear(width, h), torch.nn.Tanh()]
-            width = h
-        self.critic = torch.nn.Sequential(*layers)
+        self.critic = MLPTrunk(int(observation_space.shape[0]), list(critic))
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         actor = self.trunk(observations[:, : self.obs_dim])
