@@ -41,6 +41,9 @@ HOLDOUT = MEASURED.with_name("calibration-holdout.json")
 COMPETITOR = MEASURED.with_name("calibration-competitor.json")
 """Fixed-N rows beside a long-lived loss-based competitor at 0.02-4 ms RTT, where the
 testbed's queue is its 64-packet floor, several BDPs (``configs/experiments/calib-comp/``)."""
+LONE = MEASURED.with_name("calibration-lone.json")
+"""Fixed-N rows of a transfer alone on a LAN with random loss, the same 64-packet floor
+(``configs/experiments/calib-lone/``): the windows sit in the queue until they overflow it."""
 COMP_CONG_SAT = 0.09
 """Congestion-loss saturation fitted on :data:`COMPETITOR` (``SimConfig.cong_loss_sat``)."""
 
@@ -73,17 +76,26 @@ def competitor_curve(
     really holds, beyond the drawn ``queue_frac``) and saturation ``sat`` as
     ``SimConfig.queue_floor_pkts`` and ``cong_loss_sat`` draw them, or as the simulator was
     before them (``floor=False, sat=inf``)."""
+    thr, loss, _ = path_curve(scn, ns, floor, sat)
+    return thr, loss
+
+
+def path_curve(
+    scn: dict[str, Any], ns: list[int], floor: bool = True, sat: float = COMP_CONG_SAT
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`competitor_curve` with the RTT (s), for a scenario of :data:`COMPETITOR` or
+    :data:`LONE` (``random_loss`` on the path, ``competitor_streams`` 0 when alone)."""
     rtt = max(scn["min_rtt_ms"], 0.01) / 1e3
     total = scn["queue_bytes"] / (scn["rate_bps"] * rtt / 8)
     extra = max(total - scn["queue_frac"], 0.0) if floor else 0.0
     p = fixed_params(
         1, capacity=scn["rate_bps"], rtt=rtt, buffer=scn["queue_frac"] + extra,
         queue_extra=extra, cong_sat=sat, cc=CC_NAMES.index("cubic"),
-        comp_streams=scn["competitor_streams"],
+        comp_streams=scn["competitor_streams"], loss=scn.get("random_loss", 0.0),
     )  # fmt: skip
     z = np.zeros(1)
-    thr, loss, _, _ = steady(p, p.capacity, z, np.ones(1), np.array([ns], dtype=np.float64))
-    return thr[0], loss[0]
+    thr, loss, rtt_s, _ = steady(p, p.capacity, z, np.ones(1), np.array([ns], dtype=np.float64))
+    return thr[0], loss[0], rtt_s[0]
 
 
 def _xfer(*args: str) -> list[str]:

@@ -84,9 +84,19 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
         dict(p_lan=1.0, capacity_bps=(50e6, 1e9), loss=(5e-4, 5e-3), p_no_loss=0.0,
              p_competing=0.0, p_background=0.0, p_capacity_change=0.0),
     ),
+    "bbr-onoff-lan": (
+        "a LAN (the config's lan_rtt_ms) of 50 Mbit/s-2 Gbit/s with random loss of 0.03-0.6 % "
+        "and a BBR transfer that comes and goes every 4-12 MIs, off at the start: where the "
+        "round-10 candidate lost its test set (gen-v1-v06, t13, t17, t18), climbing while the "
+        "rival's loss is on and staying high after it leaves",
+        dict(p_lan=1.0, capacity_bps=(50e6, 2e9), loss=(3e-4, 6e-3), p_no_loss=0.0,
+             p_competing=1.0, p_comp_bbr=1.0, p_competing_at_start=0.0,
+             comp_bbr_flip_p=(0.08, 0.25), p_background=0.0, p_capacity_change=0.0),
+    ),
 }  # fmt: skip
 """name -> (what it is, the ``SimConfig`` fields forced to draw it: probabilities, and ranges
-for ``lossy-long`` and ``lossy-lan``). A class world's competitor, if any, stays on for the whole episode."""
+for the lossy classes). A class world's competitor, if any, stays on (or off) for the whole
+episode, except in ``bbr-onoff-lan``, whose rival switches every 4-12 MIs."""
 
 
 def check_world_class(world_class: str) -> None:
@@ -104,7 +114,8 @@ def class_networks(
     check_world_class(world_class)
     cfg = replace(sim_cfg, **WORLD_CLASSES[world_class][1])
     p = sample_params(cfg, rng, n)
-    p.comp_flip_p = np.zeros(n)
+    if "comp_bbr_flip_p" not in WORLD_CLASSES[world_class][1]:
+        p.comp_flip_p = np.zeros(n)
     return p, cfg
 
 

@@ -75,3 +75,21 @@ def test_lossy_lan_worlds_are_short_lossy_and_alone() -> None:
     assert ((p.loss >= 5e-4) & (p.loss <= 5e-3)).all()
     assert ((p.capacity >= 50e6) & (p.capacity <= 1e9)).all()
     assert (p.comp_streams == 0).all() and (p.bg_level == 0).all()
+
+
+def test_bbr_onoff_lan_worlds_have_a_rival_that_comes_and_goes() -> None:
+    """The only class whose competitor switches: every world has a BBR rival (loss we did not
+    cause), off at the start, flipping with probability 0.08-0.25 per MI."""
+    from train.sim import Simulator
+
+    cfg = load_config(FLOOR).env.sim
+    p, c = class_networks(cfg, "bbr-onoff-lan", 50, np.random.default_rng(3))
+    lo, hi = cfg.lan_rtt_ms
+    assert ((p.rtt >= lo / 1e3) & (p.rtt <= hi / 1e3)).all() and (p.loss >= 3e-4).all()
+    assert (p.comp_streams > 0).all() and (p.comp_loss > 0).all()
+    assert ((p.comp_flip_p >= 0.08) & (p.comp_flip_p <= 0.25)).all()
+    sim = Simulator(50, c, seed=1)
+    sim.reset(np.ones(50, dtype=bool), p)
+    assert not sim.comp_on.any()
+    on = np.array([sim.step(np.full(50, 2.0)) and sim.comp_on.copy() for _ in range(100)])
+    assert on.any(axis=0).all() and (~on.astype(bool)).any(axis=0).all()
