@@ -91,5 +91,8 @@ def test_bbr_onoff_lan_worlds_have_a_rival_that_comes_and_goes() -> None:
     sim = Simulator(50, c, seed=1)
     sim.reset(np.ones(50, dtype=bool), p)
     assert not sim.comp_on.any()
-    on = np.array([sim.step(np.full(50, 2.0)) and sim.comp_on.copy() for _ in range(100)])
-    assert on.any(axis=0).all() and (~on.astype(bool)).any(axis=0).all()
+    on = np.zeros((100, 50), dtype=bool)
+    for t in range(100):
+        sim.step(np.full(50, 2.0))
+        on[t] = sim.comp_on > 0
+    assert on.any(axis=0).all() and (~on[1:]).any(axis=0).all()  # each rival came and went
