@@ -66,7 +66,9 @@ def test_stdin_policy_follows_the_driver(tmp_path, recv) -> None:
     address, root = recv
     src = make_tree(str(tmp_path / "src"))
     with open(os.path.join(src, "big"), "wb") as f:
-        f.write(os.urandom(32 << 20))  # about 4 s at 40-160 Mbit/s: a dozen MIs, then a drain
+        # 64 MB: 3-13 s at 40-240 Mbit/s, a dozen MIs or more before the drain (32 MB ended
+        # after 5 decided MIs on a fresh CI machine when the script's 6-stream MI came early)
+        f.write(os.urandom(64 << 20))
     events, answered, err, code = _drive(src, address)
     assert code == 0, err
     kinds = [e["event"] for e in events]
