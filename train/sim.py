@@ -495,9 +495,9 @@ def steady(
     # only overflow it (congestion loss) once they add up to more than the BDP plus the
     # queue (testbed, calib-lone: 0.25 % at 1 stream beside 0.26 % random, 2-7 % at 4-16).
     # ``pipe`` is the windows over BDP + queue; the loss ramps in over its first doubling.
-    win = col(p.loss) > 0
-    by_window = win & (col(p.queue_extra) > 0) & (cc != 2)
-    pipe = demand / np.maximum(c_sat * (1.0 + beta), 1e-9)
+    by_window = (col(p.loss) > 0) & (col(p.queue_extra) > 0) & (cc != 2)
+    over = demand / np.maximum(c_sat, 1e-9)  # the windows in BDPs
+    pipe = over / (1.0 + beta)
     p_loss_based = np.where(by_window, p_loss_based * np.clip(pipe - 1.0, 0.0, 1.0), p_loss_based)
     p_bbr = 0.003 * np.maximum(0.0, 1.5 - beta) * np.log2(1.0 + n_tot)
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
@@ -512,7 +512,7 @@ def steady(
     )
     fill = np.where(saturated, fill_sat, 0.3 * rho**8)
     # The windows' share of the queue (full once they overflow it), where the floor applies.
-    fill_win = np.clip((demand / np.maximum(c_sat, 1e-9) - 1.0) / np.maximum(beta, 1e-9), 0.0, 1.0)
+    fill_win = np.clip((over - 1.0) / np.maximum(beta, 1e-9), 0.0, 1.0)
     fill = np.where(saturated & by_window, fill_win, fill)
     return ours, loss, rtt * (1.0 + beta * fill), r
 

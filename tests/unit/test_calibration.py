@@ -132,8 +132,8 @@ def test_a_lone_transfer_on_a_lossy_lan_fills_the_queue_before_it_overflows_it()
     stream), then rises to 2-7 % at 4-16 streams with the throughput flat, so one stream is
     best. The simulator before the window model put 0.75 % at one stream and 1.5 % at two on
     the 105 Mbit/s path (three and four times the testbed) and filled the queue by
-    1 - 0.5 / sqrt(N) whatever the windows; now: loss within 0.35-2.5x wherever it is above the random loss, RTT within
-    0.6-1.3x, the same best N."""
+    1 - 0.5 / sqrt(N) whatever the windows; now: loss within 0.35-2.5x from 4 streams on,
+    RTT within 0.6-1.3x, the same best N."""
     from policy.utility import utility_values
     from train.calibrate import LONE, path_curve
 
