@@ -411,7 +411,8 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     help="Simulator: draw every held-out network from one class of worlds: lan-competitor (a "
     "LAN shared with a long-lived loss-based transfer), bbr-competitor (a path shared with a "
     "BBR transfer that holds loss), lossy-long (100-250 ms, 0.01-0.1 % random loss), "
-    "lossy-lan (a LAN with 0.05-0.5 % random loss and nobody else on it).",
+    "lossy-lan (a LAN with 0.05-0.5 % random loss and nobody else on it), bbr-onoff-lan (a "
+    "lossy LAN with a BBR transfer that comes and goes).",
 )
 @click.option(
     "--json",
