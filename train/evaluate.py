@@ -412,7 +412,8 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "LAN shared with a long-lived loss-based transfer), bbr-competitor (a path shared with a "
     "BBR transfer that holds loss), lossy-long (100-250 ms, 0.01-0.1 % random loss), "
     "lossy-lan (a LAN with 0.05-0.5 % random loss and nobody else on it), bbr-onoff-lan (a "
-    "lossy LAN with a BBR transfer that comes and goes).",
+    "lossy LAN with a BBR transfer that comes and goes), peer (a path shared with a "
+    "transfer like ours that answers our stream count).",
 )
 @click.option(
     "--json",

@@ -213,6 +213,19 @@ class SimConfig:
     """Per-MI probability that a competing transfer switches on or off (uniform; without
     ``slow_recovery``: 0.025, a mean period of 40 MIs; the testbed's on/off competitors switch
     every 4-12 s)."""
+    p_comp_peer: float = 0.0
+    """Of the loss-based competing transfers, the fraction that are *peers*: another transfer
+    like ours (its streams paced at our cap, or unpaced where we are) that picks its own
+    stream count, moving towards its best response to ours in the paper's steps (+-5 when
+    at least 5 away, else +-1), once per MI with a probability from ``comp_peer_move_p``.
+    One that is running at the start holds ``competing_streams``; one that joins opens
+    ``comp_peer_join`` streams and climbs (testbed fig3: three copies of one policy, each the
+    others' competitor; issue #16 round 11, policies trained with fixed competitors
+    drifted apart there). 0 draws nothing."""
+    comp_peer_move_p: tuple[float, float] = (0.3, 0.9)
+    """Per-MI probability that a peer takes a step (uniform): how quickly it responds."""
+    comp_peer_join: int = 2
+    """Streams a peer opens when it switches on (the engine's initial stream count)."""
     max_streams: int = 64
     """Largest stream count (the optimum search and the action clip)."""
     mi_s: float = 1.0
@@ -269,6 +282,8 @@ class NetParams:
     BDPs (already included in ``buffer``; else 0)."""
     cong_sat: F64
     """Saturation level of congestion loss (``SimConfig.cong_loss_sat``; inf: none)."""
+    comp_peer: F64
+    """Per-MI step probability of a peer competitor (``SimConfig.p_comp_peer``; else 0)."""
 
     def take(self, i: int) -> dict[str, float]:
         """Environment ``i``'s parameters as a dict (for logs and evaluation tables)."""
@@ -361,6 +376,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         slow_recovery=np.zeros(n),
         queue_extra=np.zeros(n),
         cong_sat=np.full(n, np.inf),
+        comp_peer=np.zeros(n),
     )
     _sample_robust(cfg, rng, p, has_comp)
     _sample_queue_floor(cfg, rng, p)
@@ -411,6 +427,10 @@ def _sample_robust(
             p.comp_bbr_recovery = np.where(bbr, 0.0, 1.0)
         if cfg.comp_bbr_flip_p is not None:
             p.comp_flip_p = np.where(bbr, rng.uniform(*cfg.comp_bbr_flip_p, n), p.comp_flip_p)
+    if cfg.p_comp_peer > 0:  # last: every earlier draw keeps its order
+        peer = has_comp & (p.comp_loss <= 0) & (rng.random(n) < cfg.p_comp_peer)
+        p.comp_peer = np.where(peer, rng.uniform(*cfg.comp_peer_move_p, n), 0.0)
+        p.comp_cap = np.where(peer, p.cap, p.comp_cap)  # paced as ours are, or not at all
 
 
 def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
@@ -427,7 +447,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0,
         comp_bbr_start_burst=0.0, comp_bbr_start_thr=1.0, comp_bbr_recovery=1.0,
         comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0, queue_extra=0.0,
-        cong_sat=np.inf,
+        cong_sat=np.inf, comp_peer=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
     if unknown:
@@ -568,6 +588,8 @@ class Simulator:
         was_on = self.comp_on
         self.comp_on = np.where(flip, 1.0 - self.comp_on, self.comp_on) * (p.comp_streams > 0)
         self.joined = ((self.comp_on > 0) & (was_on <= 0)).astype(np.float64)
+        if np.any(p.comp_peer > 0):
+            self._move_peers(was_on)
         change = (self.t >= p.cap_change_t) & (self.t - 1.0 < p.cap_change_t)
         lo, hi = self.cfg.capacity_bps
         self.capacity = np.where(
@@ -626,6 +648,29 @@ class Simulator:
             retrans_segs=lost.astype(np.float64),
             data_segs_out=segs,
         )
+
+    def _move_peers(self, was_on: F64) -> None:
+        """Peer competitors (``SimConfig.p_comp_peer``): one that has just switched on opens
+        ``comp_peer_join`` streams; one that runs steps towards its best response to our
+        streams of the last MI (the same steady-state utility, seen from its side)."""
+        p = self.params
+        peer = p.comp_peer > 0
+        join = peer & (self.comp_on > 0) & (was_on <= 0)
+        p.comp_streams = np.where(join, float(self.cfg.comp_peer_join), p.comp_streams)
+        move = peer & (self.comp_on > 0) & ~join & (self.n > 0)
+        move &= self.rng.random(self.n_envs) < p.comp_peer
+        if not move.any():
+            return
+        sub = NetParams(**{f.name: getattr(p, f.name)[move] for f in fields(NetParams)})
+        sub.comp_streams = self.n[move]  # from its side, we are the competitor
+        ns = np.arange(1, self.cfg.max_streams + 1, dtype=np.float64)
+        grid = np.broadcast_to(ns, (int(move.sum()), ns.size))
+        ones = np.ones(int(move.sum()))
+        thr, loss, _, _ = steady(sub, self.capacity[move], self.bg_on[move], ones, grid)
+        best = ns[np.argmax(utility_values(thr, grid, loss, self.ucfg), axis=1)]
+        gap = best - p.comp_streams[move]
+        step = np.sign(gap) * np.where(np.abs(gap) >= 5, 5.0, np.minimum(np.abs(gap), 1.0))
+        p.comp_streams[move] = np.clip(p.comp_streams[move] + step, 1, self.cfg.max_streams)
 
     def _overshoot(self, n: F64) -> F64:
         """Extra stream-equivalents of streams still in their slow-start overshoot (random

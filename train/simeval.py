@@ -93,10 +93,18 @@ WORLD_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
              p_competing=1.0, p_comp_bbr=1.0, p_competing_at_start=0.0,
              comp_bbr_flip_p=(0.08, 0.25), p_background=0.0, p_capacity_change=0.0),
     ),
+    "peer": (
+        "any path of the config shared with a transfer like ours (a peer: paced as ours, "
+        "stepping towards its best response to our streams; running from the start or "
+        "joining with 2 streams): the simulator's fig3, where round 11's candidates drifted "
+        "apart from copies of themselves",
+        dict(p_competing=1.0, p_comp_bbr=0.0, p_comp_peer=1.0),
+    ),
 }  # fmt: skip
 """name -> (what it is, the ``SimConfig`` fields forced to draw it: probabilities, and ranges
 for the lossy classes). A class world's competitor, if any, stays on (or off) for the whole
-episode, except in ``bbr-onoff-lan``, whose rival switches every 4-12 MIs."""
+episode, except in ``bbr-onoff-lan``, whose rival switches every 4-12 MIs, and ``peer``,
+whose peer comes and goes as the config draws it."""
 
 
 def check_world_class(world_class: str) -> None:
@@ -114,7 +122,7 @@ def class_networks(
     check_world_class(world_class)
     cfg = replace(sim_cfg, **WORLD_CLASSES[world_class][1])
     p = sample_params(cfg, rng, n)
-    if "comp_bbr_flip_p" not in WORLD_CLASSES[world_class][1]:
+    if not {"comp_bbr_flip_p", "p_comp_peer"} & set(WORLD_CLASSES[world_class][1]):
         p.comp_flip_p = np.zeros(n)
     return p, cfg
 
