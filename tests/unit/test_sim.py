@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from policy.utility import utility_values
 from train.sim import SimConfig, Simulator, fixed_params, sample_params, steady
 
 
@@ -402,3 +403,55 @@ def test_a_lan_shared_with_a_cubic_transfer_pays_for_a_few_streams_with_the_floo
     assert np.all((loss > 0.03) & (loss < 0.09)) and np.all(np.diff(loss) > 0)
     assert rtt[0, 0] > 20 * 5e-5  # the floor's queue is many times the base RTT
     assert 3 <= new.optimum()[0][0] <= 8
+
+
+def test_peers_are_drawn_only_when_enabled_and_leave_every_earlier_draw() -> None:
+    base = SimConfig(p_comp_bbr=0.3, slow_recovery=True)
+    p = sample_params(base, np.random.default_rng(5), 2000)
+    assert not p.comp_peer.any()
+    q = sample_params(replace(base, p_comp_peer=0.5), np.random.default_rng(5), 2000)
+    peer = q.comp_peer > 0
+    assert 0.09 < peer.mean() < 0.16  # half of the 0.35 x 0.7 with a loss-based competitor
+    assert (q.comp_streams[peer] > 0).all() and (q.comp_loss[peer] == 0).all()  # never BBR
+    assert np.array_equal(q.comp_cap[peer], q.cap[peer])  # paced as ours, or not at all
+    assert ((q.comp_peer[peer] >= 0.3) & (q.comp_peer[peer] <= 0.9)).all()
+    for name in ("capacity", "rtt", "loss", "comp_streams", "comp_loss", "comp_flip_p"):
+        assert np.array_equal(getattr(p, name), getattr(q, name)), name
+    assert np.array_equal(p.comp_cap[~peer], q.comp_cap[~peer])
+
+
+def _peer_sim(n: float, start: float, on: bool = True) -> Simulator:
+    p = fixed_params(1, cap=50e6, comp_cap=50e6, comp_streams=start, comp_peer=1.0,
+                     comp_flip_p=0.0)  # fmt: skip
+    sim = Simulator(1, SimConfig(p_competing_at_start=1.0 if on else 0.0), seed=2)
+    sim.reset(np.ones(1, dtype=bool), p)
+    return sim
+
+
+@pytest.mark.parametrize(("ours", "start"), [(5, 30), (40, 3), (20, 20)])
+def test_a_peer_steps_to_its_best_response_to_our_streams_and_stays(ours: int, start: int) -> None:
+    """Seen from its side we are the competitor: it settles where the steady-state utility of
+    its stream count, beside our ``ours`` streams, is highest, in steps of 5 and then 1."""
+    sim = _peer_sim(ours, start)
+    mirror = fixed_params(1, cap=50e6, comp_cap=50e6, comp_streams=ours)
+    ns = np.arange(1.0, 65.0)
+    thr, loss, _, _ = steady(mirror, mirror.capacity, np.zeros(1), np.ones(1), ns[None, :])
+    best = ns[np.argmax(utility_values(thr, ns[None, :], loss))]
+    seen = [sim.params.comp_streams[0]]
+    for _ in range(40):
+        sim.step(np.array([float(ours)]))
+        seen.append(sim.params.comp_streams[0])
+    assert seen[-1] == best and seen[-10:] == [best] * 10
+    assert max(abs(np.diff(seen))) <= 5
+    assert 10 <= best <= 30  # beside 5-40 paced streams on 1 Gbit/s, 40 ms (fig3's link)
+
+
+def test_a_peer_that_joins_opens_two_streams_and_climbs() -> None:
+    sim = _peer_sim(10, 17, on=False)
+    sim.params.comp_flip_p[:] = 1.0  # switches on in the first MI
+    sim.step(np.array([10.0]))
+    assert sim.comp_on[0] == 1 and sim.params.comp_streams[0] == 2
+    sim.params.comp_flip_p[:] = 0.0
+    for _ in range(6):
+        sim.step(np.array([10.0]))
+    assert sim.params.comp_streams[0] >= 10

@@ -96,3 +96,16 @@ def test_bbr_onoff_lan_worlds_have_a_rival_that_comes_and_goes() -> None:
         sim.step(np.full(50, 2.0))
         on[t] = sim.comp_on > 0
     assert on.any(axis=0).all() and (~on[1:]).any(axis=0).all()  # each rival came and went
+
+
+def test_peer_worlds_have_a_transfer_like_ours_that_answers_our_streams() -> None:
+    cfg = load_config(FLOOR.with_name("peer.toml")).env.sim
+    p, c = class_networks(cfg, "peer", 40, np.random.default_rng(3))
+    assert (p.comp_peer > 0).all() and (p.comp_loss == 0).all()
+    assert np.array_equal(p.comp_cap, p.cap) and (p.comp_flip_p > 0).all()
+    sim = Simulator(40, c, seed=1)
+    sim.reset(np.ones(40, dtype=bool), p)
+    for _ in range(30):
+        sim.step(np.full(40, 8.0))
+    moved = sim.params.comp_streams != p.comp_streams
+    assert moved.mean() > 0.5  # most peers have left the count they started with
