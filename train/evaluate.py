@@ -15,11 +15,20 @@ Two modes:
   :mod:`lab.metrics` (the same numbers ``xfer experiment`` and ``xfer report`` print). The
   per-stream cap of a scenario is ``@RATE`` if given, else its ``[meta] stream_rate``.
 
+With ``--reference DIR`` (testbed) the sweep, GD and BO are not run again: DIR holds one
+earlier ``xfer evaluate --json`` output per scenario (``DIR/NAME.json``, e.g. a suite's test
+set swept once, ``docs/results/gen-v2-test/``), whose best fixed N is the yardstick and whose
+GD and BO rows are reported beside the policies, which alone run now. A set of 20 scenarios
+then costs the policy's runs (about 25 min at two runs each) instead of about 3 h; the
+yardstick comes from another time on the same machine, recorded in the result
+(``reference``), a weaker control than runs side by side.
+
 Prints a rich table; ``--json`` prints JSON instead, ``--json FILE`` also writes it to FILE.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -188,6 +197,44 @@ def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[st
     return {"best_fixed": best, "controllers": controllers}
 
 
+def load_reference(ref_dir: Path, spec: str) -> tuple[Path, dict[str, Any]]:
+    """Scenario ``spec``'s stored evaluation in ``ref_dir`` (``NAME.json``, one ``xfer
+    evaluate --json`` output): its file and its row (``best_fixed``, ``controllers``).
+    FileNotFoundError or ValueError, saying how to make it, when it is missing or unusable."""
+    name = run_dir_name(spec)
+    path = ref_dir / f"{name}.json"
+    how = (f"make it with: xfer evaluate --scenario {spec} --policy gd --policy bo "
+           f"--repeat 2 --json {path}")  # fmt: skip
+    if not path.is_file():
+        raise FileNotFoundError(f"no reference for {name}: {path} is missing; {how}")
+    try:
+        rows = json.loads(path.read_text()).get("scenarios") or {}
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise ValueError(f"{path}: not an xfer evaluate --json output ({exc})") from None
+    if len(rows) != 1:
+        raise ValueError(f"{path}: expected one scenario, found {len(rows)}; {how}")
+    (row,) = rows.values()
+    if not (row.get("best_fixed") or {}).get("mean_utility"):
+        raise ValueError(f"{path}: no best fixed N (its sweep did not run); {how}")
+    return path, row
+
+
+def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict[str, Any],
+                   ref_path: Path) -> dict[str, Any]:  # fmt: skip
+    """One scenario's entry when only ``policies`` ran now: their ratios against the
+    reference's best fixed N, and the reference's rows for the controllers that did not run
+    (GD, BO)."""
+    best = ref["best_fixed"]
+    row = scenario_rows({**summary, "best_fixed": best}, policies)
+    for c in row["controllers"].values():
+        u = c.get("mean_utility")
+        c["utility_ratio"] = None if u is None else u / best["mean_utility"]
+    for name, c in (ref.get("controllers") or {}).items():
+        row["controllers"].setdefault(name, {**c, "from_reference": True})
+    row["reference"] = str(ref_path)
+    return row
+
+
 def evaluate(
     policies: tuple[str, ...],
     scenarios: list[str],
@@ -198,19 +245,33 @@ def evaluate(
     repetitions: int = 1,
     resume: bool = False,
     echo: Any = lambda s: None,
+    reference: Path | None = None,
 ) -> dict[str, Any]:
     """Run the testbed evaluation on every scenario (one at a time); returns the JSON result.
-    The first of ``policies`` is the one evaluated (``utility_ratio_mean``/``_min``)."""
+    The first of ``policies`` is the one evaluated (``utility_ratio_mean``/``_min``). With
+    ``reference`` only ``policies`` run, against the stored sweep, GD and BO there."""
     from lab.experiment import run_experiment
 
     policy = policies[0]
     result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}
+    refs = {scn: load_reference(reference, scn) for scn in scenarios} if reference else {}
+    if reference:  # every reference is read before the first run: a gap fails at once
+        result.update(reference=str(reference), sweep=None)
     per: dict[str, Any] = {}
     for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
         exp = scenario_experiment(scn, policies, duration_s, sweep, repetitions)
-        echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
+        if reference:
+            exp = dataclasses.replace(exp, policies=tuple(dict.fromkeys(policies)), sweep=None)
+            echo(f"xfer evaluate: {scn} ({len(exp.policies)} controllers; yardstick, GD and "
+                 f"BO from {refs[scn][0]})")  # fmt: skip
+        else:
+            echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
         summary = run_experiment(exp, out_dir / sub, resume=resume, echo=echo)
-        per[scn] = scenario_rows(summary, exp.policies)
+        if reference:
+            path, ref = refs[scn]
+            per[scn] = referenced_row(summary, exp.policies, ref, path)
+        else:
+            per[scn] = scenario_rows(summary, exp.policies)
     result["scenarios"] = per
     ratios = [
         r["controllers"][policy]["utility_ratio"]
@@ -293,16 +354,27 @@ def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
         raise click.BadParameter(str(exc), param_hint="--scenarios") from None
 
 
+def _reference_checks(reference: Path | None, names: list[str]) -> None:
+    """A missing or unusable reference fails here, before anything runs."""
+    for name in names if reference else []:
+        try:
+            load_reference(reference, name)  # type: ignore[arg-type]
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(str(exc), param_hint="--reference") from None
+
+
 def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep: tuple[int, ...],
-             repetitions: int, out: Path, resume: bool) -> dict[str, Any]:  # fmt: skip
+             repetitions: int, out: Path, resume: bool,
+             reference: Path | None = None) -> dict[str, Any]:  # fmt: skip
     names = names or default_scenarios()
     _testbed_checks(policies, names)
+    _reference_checks(reference, names)
 
     def echo(s: str) -> None:
         click.echo(s, err=True)
 
-    result = evaluate(policies, names, duration, sweep, out,
-                      repetitions=repetitions, resume=resume, echo=echo)  # fmt: skip
+    result = evaluate(policies, names, duration, sweep, out, repetitions=repetitions,
+                      resume=resume, echo=echo, reference=reference)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     (out / "evaluate.json").write_text(json.dumps(result, indent=1))
     return result
@@ -310,7 +382,7 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
 
 def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float,
            sweep: tuple[int, ...], repetitions: int, out: Path, resume: bool,
-           json_out: str | None) -> None:  # fmt: skip
+           json_out: str | None, reference: Path | None = None) -> None:  # fmt: skip
     from testbeds import ScenarioError
     from testbeds.suite import suite_scenarios
     from train.suite_eval import print_suite, run_suite
@@ -320,8 +392,10 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     except ScenarioError as exc:
         raise click.BadParameter(str(exc), param_hint="--suite") from None
     _testbed_checks(policies, names)
+    _reference_checks(reference, names)
     result = run_suite(policies, suite, set_name, duration, sweep, out, repetitions=repetitions,
-                       resume=resume, echo=lambda s: click.echo(s, err=True))  # fmt: skip
+                       resume=resume, echo=lambda s: click.echo(s, err=True),
+                       reference=reference)  # fmt: skip
     text = json.dumps(result, indent=1)
     (out / f"{result['suite']}-{set_name}" / "evaluate.json").write_text(text)
     if json_out is None:
@@ -416,6 +490,13 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "transfer like ours that answers our stream count).",
 )
 @click.option(
+    "--reference",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Testbed: take the best fixed N, GD and BO of each scenario from DIR/NAME.json (an "
+    "earlier xfer evaluate --json of it) instead of running them again; only the policies run.",
+)
+@click.option(
     "--json",
     "json_out",
     is_flag=False,
@@ -427,7 +508,8 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
 def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
                  scenario_list: tuple[str, ...], duration: float, sweep_text: str,
                  suite: str | None, set_name: str, repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
-                 sim_config: str | None, world_class: str | None, json_out: str | None) -> None:  # fmt: skip
+                 sim_config: str | None, world_class: str | None, reference: Path | None,
+                 json_out: str | None) -> None:  # fmt: skip
     """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
     simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
     names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
@@ -435,10 +517,12 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         if names or sim:
             raise click.UsageError("--suite takes no --scenarios/--scenario and no --sim")
         _suite(policies or ("ppo",), suite, set_name, duration, parse_counts(sweep_text),
-               repetitions, Path(out_dir), resume, json_out)  # fmt: skip
+               repetitions, Path(out_dir), resume, json_out, reference)  # fmt: skip
         return
     if sim is None:
         sim = not names
+    if reference and sim:
+        raise click.UsageError("--reference goes with testbed scenarios, not --sim")
     if (sim_config or world_class) and not sim:
         raise click.UsageError("--sim-config and --world-class go with the simulator (--sim)")
     if world_class:
@@ -457,7 +541,7 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
     else:
         sweep = parse_counts(sweep_text)
         result = _testbed(policies or ("ppo",), names, duration, sweep, repetitions,
-                          Path(out_dir), resume)  # fmt: skip
+                          Path(out_dir), resume, reference)  # fmt: skip
         if json_out is None:
             print_table(result)
     if json_out is not None:

@@ -97,7 +97,8 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
 
 def run_suite(policies: tuple[str, ...], suite: str, set_name: str, duration_s: float,
               sweep: tuple[int, ...], out_dir: Path, *, repetitions: int = 1,
-              resume: bool = False, echo: Any = lambda s: None) -> dict[str, Any]:  # fmt: skip
+              resume: bool = False, echo: Any = lambda s: None,
+              reference: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """Evaluate ``policies[0]`` (against GD, BO and a sweep) on one set of a suite."""
     from testbeds.suite import load_suite, suite_scenarios
     from train.evaluate import evaluate
@@ -108,7 +109,7 @@ def run_suite(policies: tuple[str, ...], suite: str, set_name: str, duration_s: 
         echo(f"note: {spec.name}'s schedules were drawn for {spec.ranges.duration_s:g} s runs")
     out = out_dir / f"{spec.name}-{set_name}"
     result = evaluate(policies, names, duration_s, sweep, out, repetitions=repetitions,
-                      resume=resume, echo=echo)  # fmt: skip
+                      resume=resume, echo=echo, reference=reference)  # fmt: skip
     result["scenarios"] = {Path(k).stem if k.endswith(".toml") else k: v
                            for k, v in result["scenarios"].items()}  # fmt: skip
     result.update(suite=spec.name, set=set_name, seed=spec.seed, repetitions=repetitions)

@@ -196,3 +196,64 @@ def test_world_class_restricts_the_held_out_networks() -> None:
         ev.evaluate_cmd, ["--scenario", "x", "--world-class", "lan-competitor"]
     )
     assert bad.exit_code != 0 and "go with the simulator (--sim)" in bad.output
+
+
+def test_reference_runs_only_the_policies_against_the_stored_yardstick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--reference DIR: the sweep, GD and BO come from DIR/NAME.json (an earlier --json
+    output); only the policies run, and their ratios are against the stored best fixed N."""
+    scn = tmp_path / "my-net.toml"
+    scn.write_text(SCENARIO)
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    stored = {"scenarios": {str(scn): {
+        "best_fixed": {"source": "sweep", "utility_streams": 8, "mean_utility": 50.0},
+        "controllers": {"gd": {"utility_ratio": 0.7, "run_ratios": [0.7, 0.7]},
+                        "bo": {"utility_ratio": 0.9, "run_ratios": [0.8, 1.0]}},
+    }}}  # fmt: skip
+    (ref / "my-net.json").write_text(json.dumps(stored))
+    seen: list[Any] = []
+
+    def run_experiment(exp: Any, out_dir: Path, **_: Any) -> dict[str, Any]:
+        seen.append(exp)
+        return {"best_fixed": None, "policies": {p: {"mean_utility": 40.0} for p in exp.policies}}
+
+    monkeypatch.setattr("lab.experiment.run_experiment", run_experiment)
+    args = ["--scenario", str(scn), "--policy", "fixed:2", "--reference", str(ref),
+            "--out", str(tmp_path / "out"), "--json"]  # fmt: skip
+    res = CliRunner().invoke(ev.evaluate_cmd, args)
+    assert res.exit_code == 0, res.output
+    assert [(e.policies, e.sweep) for e in seen] == [(("fixed:2",), None)]
+    result = json.loads(res.stdout)
+    assert result["reference"] == str(ref) and result["utility_ratio_mean"] == pytest.approx(0.8)
+    row = result["scenarios"][str(scn)]
+    assert row["best_fixed"]["utility_streams"] == 8 and row["reference"] == str(
+        ref / "my-net.json"
+    )
+    assert row["controllers"]["gd"]["utility_ratio"] == 0.7
+    assert row["controllers"]["bo"]["from_reference"] is True
+
+    seen.clear()  # a scenario without a stored yardstick fails before anything runs
+    other = tmp_path / "other-net.toml"
+    other.write_text(SCENARIO)
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args[:2], "--scenario", str(other), *args[2:]])
+    assert res.exit_code != 0 and not seen
+    assert "no reference for other-net" in res.output and "--policy gd --policy bo" in res.output
+    (ref / "other-net.json").write_text(json.dumps({"scenarios": {"x": {"best_fixed": None}}}))
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args[:2], "--scenario", str(other), *args[2:]])
+    assert res.exit_code != 0 and "no best fixed N" in res.output and not seen
+    res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--reference", str(ref)])
+    assert res.exit_code != 0 and "--reference goes with testbed" in res.output
+
+
+def test_reference_with_a_suite_reads_every_stored_scenario_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, Path]] = []
+    monkeypatch.setattr("lab.experiment.run_experiment", _fake_runner(calls))
+    args = ["--suite", "gen-v2", "--set", "test", "--policy", "fixed:2", "--reference",
+            str(tmp_path), "--out", str(tmp_path / "out")]  # fmt: skip
+    res = CliRunner().invoke(ev.evaluate_cmd, args)
+    assert res.exit_code != 0 and not calls
+    assert "no reference for gen-v2-t01" in res.output

@@ -22,8 +22,9 @@ from testbeds.suite import (
 )
 
 
-def test_shipped_suite_regenerates_byte_for_byte() -> None:
-    spec, root = load_suite("gen-v1")
+@pytest.mark.parametrize("suite", ["gen-v1", "gen-v2"])
+def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
+    spec, root = load_suite(suite)
     files = generate(spec)
     assert len(files["validation"]) + len(files["test"]) >= 30
     for set_name, by_name in files.items():
@@ -89,6 +90,8 @@ def test_sets_of_the_shipped_suite() -> None:
     assert hand == {"hand-lossy-long", "hand-onoff-180ms", "hand-bbr-shared-1g", "hand-lan-capped",
                     "hand-lan-reno"}  # fmt: skip
     assert suite_scenarios("gen-v1", "named") == list(load_suite("gen-v1")[0].named)
+    v2 = suite_scenarios("gen-v2", "test")
+    assert len(v2) == 20 and not {Path(p).name for p in v2} & {Path(p).name for p in test}
     with pytest.raises(ScenarioError, match="unknown set"):
         suite_scenarios("gen-v1", "train")
     with pytest.raises(ScenarioError, match="no suite"):
