@@ -197,6 +197,28 @@ def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[st
     return {"best_fixed": best, "controllers": controllers}
 
 
+def engine_id() -> dict[str, Any]:
+    """Which engine produced a result: the package version and, in a git checkout, the
+    commit and whether the engine's code (``xfer/``) differs from it. U* and what a fixed N
+    achieves move with the engine (docs/evaluation.md, rule 5)."""
+    import subprocess
+
+    import xfer
+
+    root = Path(xfer.__file__).resolve().parent.parent
+    out: dict[str, Any] = {"version": xfer.__version__, "commit": None, "engine_dirty": None}
+    try:
+        git = ["git", "-C", str(root)]
+        head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True)  # fmt: skip
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "xfer"],
+                               capture_output=True, text=True, timeout=10, check=True)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return out
+    out.update(commit=head.stdout.strip(), engine_dirty=bool(dirty.stdout.strip()))
+    return out
+
+
 def load_reference(ref_dir: Path, spec: str) -> tuple[Path, dict[str, Any]]:
     """Scenario ``spec``'s stored evaluation in ``ref_dir`` (``NAME.json``, one ``xfer
     evaluate --json`` output): its file and its row (``best_fixed``, ``controllers``).
@@ -253,10 +275,16 @@ def evaluate(
     from lab.experiment import run_experiment
 
     policy = policies[0]
-    result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep)}
+    result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep),
+                              "engine": engine_id()}  # fmt: skip
     refs = {scn: load_reference(reference, scn) for scn in scenarios} if reference else {}
     if reference:  # every reference is read before the first run: a gap fails at once
         result.update(reference=str(reference), sweep=None)
+        made = {json.loads(p.read_text()).get("engine", {}).get("commit") for p, _ in refs.values()}
+        now = result["engine"]["commit"]
+        if now and made - {None, now}:
+            echo(f"note: the reference was made on engine {', '.join(sorted(made - {None}))}, "
+                 f"this is {now}: if the engine (xfer/) differs between them, sweep again")  # fmt: skip
     per: dict[str, Any] = {}
     for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
         exp = scenario_experiment(scn, policies, duration_s, sweep, repetitions)

@@ -212,7 +212,8 @@ def test_reference_runs_only_the_policies_against_the_stored_yardstick(
         "controllers": {"gd": {"utility_ratio": 0.7, "run_ratios": [0.7, 0.7]},
                         "bo": {"utility_ratio": 0.9, "run_ratios": [0.8, 1.0]}},
     }}}  # fmt: skip
-    (ref / "my-net.json").write_text(json.dumps(stored))
+    (ref / "my-net.json").write_text(json.dumps({**stored, "engine": {"commit": "a" * 40}}))
+    monkeypatch.setattr(ev, "engine_id", lambda: {"version": "0", "commit": "b" * 40})
     seen: list[Any] = []
 
     def run_experiment(exp: Any, out_dir: Path, **_: Any) -> dict[str, Any]:
@@ -227,6 +228,8 @@ def test_reference_runs_only_the_policies_against_the_stored_yardstick(
     assert [(e.policies, e.sweep) for e in seen] == [(("fixed:2",), None)]
     result = json.loads(res.stdout)
     assert result["reference"] == str(ref) and result["utility_ratio_mean"] == pytest.approx(0.8)
+    assert result["engine"]["commit"] == "b" * 40
+    assert f"made on engine {'a' * 40}" in res.stderr and "sweep again" in res.stderr
     row = result["scenarios"][str(scn)]
     assert row["best_fixed"]["utility_streams"] == 8 and row["reference"] == str(
         ref / "my-net.json"
