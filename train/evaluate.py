@@ -35,7 +35,7 @@ import math
 import re
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -219,9 +219,19 @@ def engine_id() -> dict[str, Any]:
     return out
 
 
-def load_reference(ref_dir: Path, spec: str) -> tuple[Path, dict[str, Any]]:
+class Reference(NamedTuple):
+    """One scenario's stored evaluation (``--reference``)."""
+
+    path: Path
+    row: dict[str, Any]
+    """``best_fixed`` and ``controllers``, as ``xfer evaluate --json`` wrote them."""
+    commit: str | None
+    """The engine commit that made it, if recorded."""
+
+
+def load_reference(ref_dir: Path, spec: str) -> Reference:
     """Scenario ``spec``'s stored evaluation in ``ref_dir`` (``NAME.json``, one ``xfer
-    evaluate --json`` output): its file and its row (``best_fixed``, ``controllers``).
+    evaluate --json`` output).
     FileNotFoundError or ValueError, saying how to make it, when it is missing or unusable."""
     name = run_dir_name(spec)
     path = ref_dir / f"{name}.json"
@@ -230,7 +240,8 @@ def load_reference(ref_dir: Path, spec: str) -> tuple[Path, dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"no reference for {name}: {path} is missing; {how}")
     try:
-        rows = json.loads(path.read_text()).get("scenarios") or {}
+        data = json.loads(path.read_text())
+        rows = data.get("scenarios") or {}
     except (json.JSONDecodeError, AttributeError) as exc:
         raise ValueError(f"{path}: not an xfer evaluate --json output ({exc})") from None
     if len(rows) != 1:
@@ -238,7 +249,7 @@ def load_reference(ref_dir: Path, spec: str) -> tuple[Path, dict[str, Any]]:
     (row,) = rows.values()
     if not (row.get("best_fixed") or {}).get("mean_utility"):
         raise ValueError(f"{path}: no best fixed N (its sweep did not run); {how}")
-    return path, row
+    return Reference(path, row, (data.get("engine") or {}).get("commit"))
 
 
 def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict[str, Any],
@@ -280,10 +291,10 @@ def evaluate(
     refs = {scn: load_reference(reference, scn) for scn in scenarios} if reference else {}
     if reference:  # every reference is read before the first run: a gap fails at once
         result.update(reference=str(reference), sweep=None)
-        made = {json.loads(p.read_text()).get("engine", {}).get("commit") for p, _ in refs.values()}
+        made = {r.commit for r in refs.values() if r.commit}
         now = result["engine"]["commit"]
-        if now and made - {None, now}:
-            echo(f"note: the reference was made on engine {', '.join(sorted(made - {None}))}, "
+        if now and made - {now}:
+            echo(f"note: the reference was made on engine {', '.join(sorted(made))}, "
                  f"this is {now}: if the engine (xfer/) differs between them, sweep again")  # fmt: skip
     per: dict[str, Any] = {}
     for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
@@ -291,13 +302,12 @@ def evaluate(
         if reference:
             exp = dataclasses.replace(exp, policies=tuple(dict.fromkeys(policies)), sweep=None)
             echo(f"xfer evaluate: {scn} ({len(exp.policies)} controllers; yardstick, GD and "
-                 f"BO from {refs[scn][0]})")  # fmt: skip
+                 f"BO from {refs[scn].path})")  # fmt: skip
         else:
             echo(f"xfer evaluate: {scn} ({len(sweep)} fixed N + {len(exp.policies)} controllers)")
         summary = run_experiment(exp, out_dir / sub, resume=resume, echo=echo)
         if reference:
-            path, ref = refs[scn]
-            per[scn] = referenced_row(summary, exp.policies, ref, path)
+            per[scn] = referenced_row(summary, exp.policies, refs[scn].row, refs[scn].path)
         else:
             per[scn] = scenario_rows(summary, exp.policies)
     result["scenarios"] = per
