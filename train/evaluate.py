@@ -260,8 +260,12 @@ def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict
     best = ref["best_fixed"]
     row = scenario_rows({**summary, "best_fixed": best}, policies)
     for c in row["controllers"].values():
-        u = c.get("mean_utility")
-        c["utility_ratio"] = None if u is None else u / best["mean_utility"]
+        u = c.get("mean_utility")  # no ratio where every fixed N loses (U* <= 0: rule 4)
+        c["utility_ratio"] = (
+            None if u is None or best["mean_utility"] <= 0 else u / best["mean_utility"]
+        )
+        if best["mean_utility"] <= 0:
+            c["run_ratios"] = []
     for name, c in (ref.get("controllers") or {}).items():
         row["controllers"].setdefault(name, {**c, "from_reference": True})
     row["reference"] = str(ref_path)

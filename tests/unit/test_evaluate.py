@@ -246,6 +246,12 @@ def test_reference_runs_only_the_policies_against_the_stored_yardstick(
     (ref / "other-net.json").write_text(json.dumps({"scenarios": {"x": {"best_fixed": None}}}))
     res = CliRunner().invoke(ev.evaluate_cmd, [*args[:2], "--scenario", str(other), *args[2:]])
     assert res.exit_code != 0 and "no best fixed N" in res.output and not seen
+    stored["scenarios"][str(scn)]["best_fixed"]["mean_utility"] = -12.0  # every fixed N loses
+    (ref / "my-net.json").write_text(json.dumps(stored))
+    res = CliRunner().invoke(ev.evaluate_cmd, args)
+    assert res.exit_code == 0, res.output
+    c = json.loads(res.stdout)["scenarios"][str(scn)]["controllers"]["fixed:2"]
+    assert c["utility_ratio"] is None and c["run_ratios"] == [] and c["mean_utility"] == 40.0
     res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--reference", str(ref)])
     assert res.exit_code != 0 and "--reference goes with testbed" in res.output
 
