@@ -663,11 +663,9 @@ class Simulator:
             return
         sub = NetParams(**{f.name: getattr(p, f.name)[move] for f in fields(NetParams)})
         sub.comp_streams = self.n[move]  # from its side, we are the competitor
-        ns = np.arange(1, self.cfg.max_streams + 1, dtype=np.float64)
-        grid = np.broadcast_to(ns, (int(move.sum()), ns.size))
         ones = np.ones(int(move.sum()))
-        thr, loss, _, _ = steady(sub, self.capacity[move], self.bg_on[move], ones, grid)
-        best = ns[np.argmax(utility_values(thr, grid, loss, self.ucfg), axis=1)]
+        u, ns = self._utility_grid(sub, self.capacity[move], self.bg_on[move], ones)
+        best = ns[np.argmax(u, axis=1)]
         gap = best - p.comp_streams[move]
         step = np.sign(gap) * np.where(np.abs(gap) >= 5, 5.0, np.minimum(np.abs(gap), 1.0))
         p.comp_streams[move] = np.clip(p.comp_streams[move] + step, 1, self.cfg.max_streams)
@@ -798,9 +796,15 @@ class Simulator:
 
     def utility_curve(self) -> tuple[F64, F64]:
         """Steady-state utility for N = 1..max_streams in the current world: ``(E, K)`` and N."""
+        return self._utility_grid(self.params, self.capacity, self.bg_on, self.comp_on)
+
+    def _utility_grid(
+        self, p: NetParams, capacity: F64, bg_on: F64, comp_on: F64
+    ) -> tuple[F64, F64]:
+        """Steady-state utility of N = 1..max_streams on networks ``p``: ``(E, K)`` and N."""
         ns = np.arange(1, self.cfg.max_streams + 1, dtype=np.float64)
-        grid = np.broadcast_to(ns, (self.n_envs, ns.size))
-        thr, loss, _, _ = steady(self.params, self.capacity, self.bg_on, self.comp_on, grid)
+        grid = np.broadcast_to(ns, (len(p.capacity), ns.size))
+        thr, loss, _, _ = steady(p, capacity, bg_on, comp_on, grid)
         return utility_values(thr, grid, loss, self.ucfg), ns
 
     def optimum(self) -> tuple[F64, F64]:
