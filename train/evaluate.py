@@ -257,14 +257,14 @@ def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict
     """One scenario's entry when only ``policies`` ran now: their ratios against the
     reference's best fixed N, and the reference's rows for the controllers that did not run
     (GD, BO)."""
+    from lab.metrics import utility_ratio
+
     best = ref["best_fixed"]
     row = scenario_rows({**summary, "best_fixed": best}, policies)
     for c in row["controllers"].values():
         u = c.get("mean_utility")  # no ratio where every fixed N loses (U* <= 0: rule 4)
-        c["utility_ratio"] = (
-            None if u is None or best["mean_utility"] <= 0 else u / best["mean_utility"]
-        )
-        if best["mean_utility"] <= 0:
+        c["utility_ratio"] = None if u is None else utility_ratio(u, best["mean_utility"])
+        if c["utility_ratio"] is None:
             c["run_ratios"] = []
     for name, c in (ref.get("controllers") or {}).items():
         row["controllers"].setdefault(name, {**c, "from_reference": True})
