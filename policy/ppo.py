@@ -251,11 +251,19 @@ class PPOController:
     def initial(self) -> int:
         return self.target
 
-    def act(self, obs: np.ndarray) -> int:
-        """Index of the greedy action for one observation."""
+    def logits(self, obs: np.ndarray) -> torch.Tensor:
+        """The policy head's logits for one observation."""
         with torch.inference_mode():
             logits, _ = self.net(torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(0))
-        return int(torch.argmax(logits[0]).item())
+        return logits[0]
+
+    def act(self, obs: np.ndarray) -> int:
+        """Index of the greedy action for one observation."""
+        return int(torch.argmax(self.logits(obs)).item())
+
+    def probabilities(self, obs: np.ndarray) -> np.ndarray:
+        """Action probabilities (softmax of the logits) for one observation."""
+        return torch.softmax(self.logits(obs).double(), dim=0).numpy()
 
     def decide(self, signals: SignalVector) -> int:
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing

@@ -1,0 +1,73 @@
+"""``ensemble:A+B[+...]``: several learned policies deciding together.
+
+Each member is a PPO checkpoint (a path, or ``default`` for the shipped
+``policy/weights/default.pt``) with its own feature history, built from the same signal
+vectors. Every MI the members' action probabilities (softmax of their logits) are averaged
+and the ensemble takes the action of the highest mean probability (deterministic, as
+``ppo``). One stream-count target is shared: every member's ``target`` follows the
+ensemble's, so each member's history shows the stream counts that actually ran.
+
+Why (issue #16): two policies trained on different simulated worlds fail in different
+places (``hold.toml`` seed 2, shipped: fair in Fig. 3, retreats beside BBR rivals;
+``onoff.toml`` seed 4: better beside BBR rivals, less fair in Fig. 3). Averaging the
+probabilities of independently trained policies is the usual way to trade one's confident
+mistakes against the other's where they disagree; where both are sure, nothing changes.
+
+Members must agree on the initial stream count (both checkpoints say 2 today), or the spec is
+refused: the ensemble cannot start at two counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from policy.base import ControllerConfig
+from policy.ppo import ACTIONS, DEFAULT_CHECKPOINT, PPOController, read_checkpoint
+from policy.signals import SignalVector
+
+
+def member_paths(args: str) -> list[Path]:
+    """``A+B[+...]`` -> checkpoint paths (``default`` or empty: the shipped checkpoint)."""
+    parts = [p.strip() for p in args.split("+")] if args.strip() else []
+    if len(parts) < 2:
+        raise ValueError(
+            f"ensemble: give two or more checkpoints joined by '+' "
+            f"(ensemble:default+/path/other.pt), got {args!r}"
+        )
+    return [DEFAULT_CHECKPOINT if p in ("", "default") else Path(p) for p in parts]
+
+
+class Ensemble:
+    """Mean of the members' action probabilities, argmax (see the module docstring)."""
+
+    name = "ensemble"
+
+    @staticmethod
+    def check(args: str, config: ControllerConfig) -> None:
+        """Raise ``ValueError`` if a member checkpoint is missing or not a policy."""
+        for p in member_paths(args):
+            read_checkpoint(p)
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.config = config
+        self.members = [PPOController(str(p), config) for p in member_paths(args)]
+        starts = {m.initial() for m in self.members}
+        if len(starts) != 1:
+            raise ValueError(f"ensemble: members start at different stream counts {sorted(starts)}")
+        self.target = self.members[0].initial()
+
+    def initial(self) -> int:
+        return self.target
+
+    def probabilities(self, signals: SignalVector) -> np.ndarray:
+        """Each member's action probabilities for this MI (rows: members), histories pushed."""
+        return np.stack([m.probabilities(m.features.push(signals)) for m in self.members])
+
+    def decide(self, signals: SignalVector) -> int:
+        mean = self.probabilities(signals).mean(axis=0)
+        self.target = self.config.clip(self.target + ACTIONS[int(np.argmax(mean))])
+        for m in self.members:
+            m.target = self.target
+        return self.target
