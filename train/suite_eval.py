@@ -9,7 +9,8 @@ GD and BO, ``--repeat`` runs each). Per set it reports:
 * ``share_ge_090``: the share of scenarios where that ratio is >= 0.90;
 * ``beats_gd``, ``beats_bo``, ``beats_both``: the share of scenarios where its ratio is
   higher than GD's, BO's, both;
-* ``runs``: the policy's runs in total and the fewest per scenario;
+* ``runs``: the policy's runs in total and the fewest per scenario, over the scored
+  scenarios (an n/a scenario, U* <= 0, has no ratio and no runs counted);
 * ``spread``: per scenario with >= 2 runs whose per-run ratios differ by more than
   :data:`BIMODAL_GAP`, the lowest and highest run (a mean alone hides a policy that either
   gets it right or does not).
@@ -33,12 +34,14 @@ TARGET = 0.90
 
 def run_ratios(summary: dict[str, Any], policy: str) -> list[float]:
     """Utility ratio of each run of ``policy`` in one experiment's summary.json (its mean
-    utility / the best fixed N's mean utility), in run order; [] without a best fixed N."""
+    utility / the best fixed N's mean utility), in run order; [] without a best fixed N or
+    where its mean utility is not positive (no ratio, rule 4 of docs/evaluation.md: the
+    same as ``--reference`` and the scenario's mean)."""
     from lab import metrics
     from lab.runlog import read_run
 
     best = (summary.get("best_fixed") or {}).get("mean_utility")
-    if not best:
+    if best is None or metrics.utility_ratio(1.0, best) is None:
         return []
     out = []
     for log in (summary.get("policies", {}).get(policy) or {}).get("logs", []):
@@ -64,9 +67,9 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
         c = row["controllers"]
         r = c[policy]["utility_ratio"]
         per_run = c[policy].get("run_ratios") or []
-        runs.append(len(per_run))
-        if r is None:
+        if r is None:  # n/a: no ratio, so no runs counted either (scored scenarios only)
             continue
+        runs.append(len(per_run))
         ratios[scn] = r
         g = (c.get("gd") or {}).get("utility_ratio")
         b = (c.get("bo") or {}).get("utility_ratio")

@@ -113,7 +113,7 @@ def test_summarize_set_numbers() -> None:
     assert s["worst"] == "b" and s["share_ge_090"] == pytest.approx(2 / 3)
     assert s["beats_gd"] == pytest.approx(1 / 3) and s["beats_bo"] == pytest.approx(2 / 3)
     assert s["beats_both"] == pytest.approx(1 / 3)
-    assert s["runs"] == 6 and s["runs_min_per_scenario"] == 0
+    assert s["runs"] == 6 and s["runs_min_per_scenario"] == 2  # over the scored scenarios
     assert s["spread"] == {"b": [0.4, 0.8]}
 
 
@@ -127,6 +127,9 @@ def test_run_ratios_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
     summary = {"best_fixed": {"mean_utility": 100.0}, "policies": {"ppo": {"logs": ["r1", "r2"]}}}
     assert run_ratios(summary, "ppo") == [0.5, 0.8]
     assert run_ratios({"best_fixed": None, "policies": {}}, "ppo") == []
+    # U* <= 0 (every fixed N loses more than it moves): no ratio per run either (rule 4)
+    for best in (0.0, -12.1):
+        assert run_ratios({**summary, "best_fixed": {"mean_utility": best}}, "ppo") == []
 
 
 def test_suite_option_runs_one_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
