@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from policy.base import ControllerConfig, make_controller
+from policy.base import Controller, ControllerConfig, make_controller
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import PeerClosed
@@ -120,6 +120,15 @@ class Sender:
         entries = self.catalog.entries
         sched = await self.control.open(sock, entries)
         mem = MemSource() if cfg.mem else None  # one chunk shared by all streams
+        # The controller (a PPO checkpoint: torch and the weights, several ms) is built
+        # before the clock starts: the first MI is the first second of data, as every other.
+        ccfg = ControllerConfig(
+            min_streams=cfg.min_streams,
+            max_streams=cfg.max_streams,
+            initial_streams=cfg.streams,
+            mi_s=cfg.mi,
+        )
+        controller = make_controller(cfg.policy_spec, ccfg)
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         max_block = self.control.max_block
         self.pool = StreamPool(
@@ -130,19 +139,19 @@ class Sender:
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
             sizing=BlockSizing(max_block=max_block, mi_s=cfg.mi) if cfg.endgame else None,
         )
-        await self._drive(sched, monitor)
+        await self._drive(sched, monitor, controller, ccfg)
 
-    async def _drive(self, sched: BlockScheduler, monitor: Monitor) -> None:
-        """The MI loop: monitor, controller, pool; and the acks coming back."""
+    async def _drive(
+        self,
+        sched: BlockScheduler,
+        monitor: Monitor,
+        controller: Controller,
+        ccfg: ControllerConfig,
+    ) -> None:
+        """The MI loop: monitor, controller, pool; and the acks coming back. The MI clock
+        starts where the monitor's did (its first sample covers exactly one MI)."""
         cfg = self.cfg
         assert self.pool is not None
-        ccfg = ControllerConfig(
-            min_streams=cfg.min_streams,
-            max_streams=cfg.max_streams,
-            initial_streams=cfg.streams,
-            mi_s=cfg.mi,
-        )
-        controller = make_controller(cfg.policy_spec, ccfg)
         self.cc_auto = CcChooser() if cfg.cc == "auto" else None
         self.pool.cc = self.cc_auto.current if self.cc_auto else cfg.cc
         self.pool.set_target(ccfg.clip(controller.initial()))
@@ -150,7 +159,7 @@ class Sender:
         reader = asyncio.ensure_future(self.control.read_acks(sched, self.pool.cond, progress))
         u_prev: float | None = None
         deadline = self.started + cfg.duration if cfg.duration else None
-        next_mi = time.monotonic() + cfg.mi
+        next_mi = monitor.started + cfg.mi
         finished = asyncio.ensure_future(self._all_confirmed.wait())
         decider = Decider(controller)
         try:
