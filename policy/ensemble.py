@@ -14,18 +14,18 @@ probabilities of independently trained policies is the usual way to trade one's 
 mistakes against the other's where they disagree; where both are sure, nothing changes.
 
 Members must agree on the initial stream count (both checkpoints say 2 today), or the spec is
-refused: the ensemble cannot start at two counts.
+refused: the ensemble cannot start at two counts. A member may itself be a bundle
+(``xfer-ppo-ensemble/1``, :func:`policy.ppo.save_ensemble`): its members are taken one by one.
+The same mechanism runs a bundle given to ``ppo:PATH``, so an ensemble can ship as
+``policy/weights/default.pt``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from policy.base import ControllerConfig
-from policy.ppo import ACTIONS, DEFAULT_CHECKPOINT, PPOController, read_checkpoint
-from policy.signals import SignalVector
+from policy.ppo import DEFAULT_CHECKPOINT, PPOController, read_members
 
 
 def member_paths(args: str) -> list[Path]:
@@ -39,7 +39,7 @@ def member_paths(args: str) -> list[Path]:
     return [DEFAULT_CHECKPOINT if p in ("", "default") else Path(p) for p in parts]
 
 
-class Ensemble:
+class Ensemble(PPOController):
     """Mean of the members' action probabilities, argmax (see the module docstring)."""
 
     name = "ensemble"
@@ -48,26 +48,10 @@ class Ensemble:
     def check(args: str, config: ControllerConfig) -> None:
         """Raise ``ValueError`` if a member checkpoint is missing or not a policy."""
         for p in member_paths(args):
-            read_checkpoint(p)
+            read_members(p)
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
-        self.config = config
-        self.members = [PPOController(str(p), config) for p in member_paths(args)]
-        starts = {m.initial() for m in self.members}
-        if len(starts) != 1:
-            raise ValueError(f"ensemble: members start at different stream counts {sorted(starts)}")
-        self.target = self.members[0].initial()
-
-    def initial(self) -> int:
-        return self.target
-
-    def probabilities(self, signals: SignalVector) -> np.ndarray:
-        """Each member's action probabilities for this MI (rows: members), histories pushed."""
-        return np.stack([m.probabilities(m.features.push(signals)) for m in self.members])
-
-    def decide(self, signals: SignalVector) -> int:
-        mean = self.probabilities(signals).mean(axis=0)
-        self.target = self.config.clip(self.target + ACTIONS[int(np.argmax(mean))])
-        for m in self.members:
-            m.target = self.target
-        return self.target
+        paths = member_paths(args)
+        self.omit, self.path = 0, paths[0]
+        members = [m for p in paths for m in read_members(p)[0]]
+        self._build(members, config, {"members": [str(p) for p in paths]})

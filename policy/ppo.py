@@ -19,6 +19,11 @@ Checkpoint format (``torch.save`` of a plain dict, loaded with ``weights_only=Tr
       "meta": {...}   # how it was trained: config, seed, steps, time, evaluation (plain types)
     }
 
+An **ensemble bundle** (:func:`save_ensemble`) is ``{"format": "xfer-ppo-ensemble/1",
+"members": [two or more dicts as above], "actions", "initial_streams", "meta"}``: ``ppo:PATH``
+runs it as :mod:`policy.ensemble` does (the members' mean action probabilities, argmax).
+:func:`read_checkpoint` and :func:`load_checkpoint` (training, fine-tuning, shipping) refuse it.
+
 ``PPOController(args, config)``: ``args`` is a checkpoint path (empty: the shipped
 ``policy/weights/default.pt``), optionally after ``KEY=VALUE`` options
 (``ppo:omit=1:/path/ckpt.pt``, ``ppo:omit=1``). Actions are deterministic (argmax). The
@@ -34,6 +39,7 @@ then sits at one stream (issue #16, ``hand-bbr-shared-1g``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +54,8 @@ from policy.signals import SignalVector
 ACTIONS: tuple[int, ...] = (5, 1, 0, -1, -5)
 """Stream-count change of each action index (the paper's five actions)."""
 FORMAT = "xfer-ppo/1"
+ENSEMBLE_FORMAT = "xfer-ppo-ensemble/1"
+"""A file of several ``xfer-ppo/1`` dicts that decide together (:mod:`policy.ensemble`)."""
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "weights" / "default.pt"
 
 
@@ -184,21 +192,68 @@ def _plain(x: Any) -> Any:
     return str(x)
 
 
-def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """A checkpoint's dict, checked (format, actions) but without building its network."""
+def _checked(ckpt: Any, where: str) -> dict[str, Any]:
+    """One policy's dict, its format and actions checked."""
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ValueError(f"ppo: {where} is not an {FORMAT} checkpoint (format {got!r})")
+    if list(ckpt["actions"]) != list(ACTIONS):
+        raise ValueError(f"ppo: checkpoint actions {ckpt['actions']} differ from {list(ACTIONS)}")
+    return ckpt
+
+
+def read_members(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The policies a file holds, checked, and the file's own dict: one for an
+    ``xfer-ppo/1`` checkpoint, two or more for an ``xfer-ppo-ensemble/1`` bundle (whose
+    members decide together, :mod:`policy.ensemble`). No network is built."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"ppo: checkpoint {str(p)!r} not found")
     try:
-        ckpt = torch.load(str(p), map_location="cpu", weights_only=True)
+        raw = torch.load(str(p), map_location="cpu", weights_only=True)
     except Exception as exc:  # a corrupt file or a pickle that is not plain data
         raise ValueError(f"ppo: cannot load checkpoint {str(p)!r}: {exc}") from exc
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise ValueError(f"ppo: {str(p)!r} is not an {FORMAT} checkpoint (format {got!r})")
-    if list(ckpt["actions"]) != list(ACTIONS):
-        raise ValueError(f"ppo: checkpoint actions {ckpt['actions']} differ from {list(ACTIONS)}")
-    return ckpt
+    if isinstance(raw, dict) and raw.get("format") == ENSEMBLE_FORMAT:
+        members = raw.get("members")
+        if not isinstance(members, list) or len(members) < 2:
+            raise ValueError(f"ppo: {str(p)!r}: an ensemble needs two or more members")
+        where = [f"member {i} of {str(p)!r}" for i in range(len(members))]
+        return [_checked(m, w) for m, w in zip(members, where, strict=True)], raw
+    return [_checked(raw, repr(str(p)))], raw
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A single policy's dict, checked (format, actions) but without building its network.
+    An ensemble bundle is refused: training, fine-tuning and shipping start from one
+    network (take one of its members)."""
+    members, raw = read_members(path)
+    if raw.get("format") == ENSEMBLE_FORMAT:
+        raise ValueError(
+            f"ppo: {str(path)!r} is an ensemble of {len(members)} policies ({ENSEMBLE_FORMAT});"
+            " train, fine-tune and ship from one of its members (their paths are in its meta)"
+        )
+    return members[0]
+
+
+def save_ensemble(path: str | Path, members: Sequence[str | Path], meta: dict[str, Any]) -> None:
+    """Bundle the policies of ``members`` (checkpoints or bundles, flattened) into one file
+    that ``ppo:PATH`` runs as an ensemble; ``meta`` records why."""
+    ckpts = [m for f in members for m in read_members(f)[0]]
+    starts = {int(c.get("initial_streams", 2)) for c in ckpts}
+    if len(ckpts) < 2 or len(starts) != 1:
+        raise ValueError(
+            f"ppo: an ensemble needs two or more members with one initial stream count, got "
+            f"{len(ckpts)} starting at {sorted(starts)}"
+        )
+    bundle = {
+        "format": ENSEMBLE_FORMAT,
+        "members": ckpts,
+        "actions": list(ACTIONS),
+        "initial_streams": starts.pop(),
+        "meta": _plain({**meta, "member_files": [str(m) for m in members]}),
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(bundle, str(path))
 
 
 def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
@@ -234,19 +289,34 @@ class PPOController:
         """Raise ``ValueError`` if the checkpoint ``args`` names is missing or not a policy
         (:func:`policy.base.check_spec`; the network is not built)."""
         _, args = parse_options(args)
-        read_checkpoint(Path(args) if args else DEFAULT_CHECKPOINT)
+        read_members(Path(args) if args else DEFAULT_CHECKPOINT)
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
-        torch.set_num_threads(1)
-        self.config = config
         self.omit, args = parse_options(args)
         self.path = Path(args) if args else DEFAULT_CHECKPOINT
-        self.net, ckpt = load_checkpoint(self.path)
-        feats = FeatureConfig.from_dict(ckpt["arch"]["features"])
-        self.features = FeatureTracker(feats.with_max_streams(config.max_streams))
-        self.meta: dict[str, Any] = ckpt.get("meta", {})
-        start = config.initial_streams or int(ckpt.get("initial_streams", 2))
-        self.target = config.clip(start)
+        members, raw = read_members(self.path)
+        self._build(members, config, raw.get("meta", {}))
+
+    def _build(
+        self, members: list[dict[str, Any]], config: ControllerConfig, meta: dict[str, Any]
+    ) -> None:
+        """Networks and feature histories of one policy or of an ensemble's members."""
+        torch.set_num_threads(1)
+        self.config = config
+        self.nets: list[ActorCritic] = []
+        self.trackers: list[FeatureTracker] = []
+        for ckpt in members:
+            net = ActorCritic(ckpt["arch"])
+            net.load_state_dict(ckpt["state_dict"])
+            self.nets.append(net.eval())
+            feats = FeatureConfig.from_dict(ckpt["arch"]["features"])
+            self.trackers.append(FeatureTracker(feats.with_max_streams(config.max_streams)))
+        starts = {int(c.get("initial_streams", 2)) for c in members}
+        if len(starts) != 1:
+            raise ValueError(f"ppo: ensemble members start at different counts {sorted(starts)}")
+        self.net, self.features = self.nets[0], self.trackers[0]
+        self.meta: dict[str, Any] = meta
+        self.target = config.clip(config.initial_streams or starts.pop())
 
     def initial(self) -> int:
         return self.target
@@ -265,10 +335,23 @@ class PPOController:
         """Action probabilities (softmax of the logits) for one observation."""
         return torch.softmax(self.logits(obs).double(), dim=0).numpy()
 
+    def member_probabilities(self, signals: SignalVector) -> np.ndarray:
+        """Each member's action probabilities for this MI (rows), every history pushed."""
+        rows = []
+        for net, tracker in zip(self.nets, self.trackers, strict=True):
+            obs = torch.from_numpy(np.asarray(tracker.push(signals), dtype=np.float32))
+            with torch.inference_mode():
+                logits, _ = net(obs.unsqueeze(0))
+            rows.append(torch.softmax(logits[0].double(), dim=0).numpy())
+        return np.stack(rows)
+
     def decide(self, signals: SignalVector) -> int:
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
             self.omit -= 1
             return self.target
-        obs = self.features.push(signals)
-        self.target = self.config.clip(self.target + ACTIONS[self.act(obs)])
+        if len(self.nets) == 1:
+            a = self.act(self.features.push(signals))
+        else:  # an ensemble: the most probable action on the members' mean
+            a = int(np.argmax(self.member_probabilities(signals).mean(axis=0)))
+        self.target = self.config.clip(self.target + ACTIONS[a])
         return self.target

@@ -1,13 +1,15 @@
 """Pick the better of several trained runs and ship it as ``policy/weights/default.pt``.
 
     python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
+    python3 -m train.ship --ensemble CKPT CKPT [...] --note "how it was chosen"
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
 and a ``--note`` when the choice was made elsewhere, e.g. by ``xfer evaluate --testbed``);
 its checkpoint is re-saved with the evaluation of every candidate in ``meta`` and the record
 ``policy/weights/default.json`` (config, seed, training time, evaluation tables, the note)
-is written.
+is written. With ``--ensemble`` the checkpoints are bundled (``xfer-ppo-ensemble/1``,
+:mod:`policy.ensemble`) as the default instead, and the record lists every member's training.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from policy.ppo import DEFAULT_CHECKPOINT, load_checkpoint, save_checkpoint
+from policy.ppo import (
+    DEFAULT_CHECKPOINT,
+    load_checkpoint,
+    read_members,
+    save_checkpoint,
+    save_ensemble,
+)
 
 
 def candidate(run: Path) -> dict[str, Any]:
@@ -57,12 +65,38 @@ def ship(
     return record
 
 
+def ship_ensemble(
+    members: list[Path], dest: Path = DEFAULT_CHECKPOINT, note: str | None = None
+) -> dict[str, Any]:
+    """Ship the checkpoints ``members`` as one ensemble; return the record written next to it.
+    Read every member before writing, so a member that is the current default survives."""
+    trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
+               for c in read_members(m)[0]]  # fmt: skip
+    tmp = dest.with_name(dest.name + ".new")
+    save_ensemble(tmp, members, {"selection": note, "members": trained})
+    tmp.replace(dest)
+    record = {
+        "shipped": {"kind": "ensemble", "members": [str(m) for m in members], "selection": note},
+        "members": trained,
+    }
+    dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="ship a trained run as the default policy")
     ap.add_argument("runs", nargs="+", type=Path, help="run directories from xfer train")
     ap.add_argument("--note", help="how the shipped run was chosen (kept in the record)")
-    a = ap.parse_args()
-    rec = ship(a.runs, note=a.note)
-    print(
-        f"shipped {rec['shipped']['kind']} from {rec['shipped']['from_run']} -> {DEFAULT_CHECKPOINT}"
+    ap.add_argument(
+        "--ensemble", action="store_true", help="the arguments are checkpoints: ship them as one"
     )
+    a = ap.parse_args()
+    if a.ensemble:
+        rec = ship_ensemble(a.runs, note=a.note)
+        print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
+    else:
+        rec = ship(a.runs, note=a.note)
+        print(
+            f"shipped {rec['shipped']['kind']} from {rec['shipped']['from_run']}"
+            f" -> {DEFAULT_CHECKPOINT}"
+        )

@@ -11,7 +11,15 @@ import torch
 from policy.base import ControllerConfig, check_spec, make_controller
 from policy.ensemble import Ensemble, member_paths
 from policy.features import FeatureConfig
-from policy.ppo import ACTIONS, DEFAULT_CHECKPOINT, ActorCritic, mlp_arch, save_checkpoint
+from policy.ppo import (
+    ACTIONS,
+    DEFAULT_CHECKPOINT,
+    ActorCritic,
+    mlp_arch,
+    read_checkpoint,
+    save_checkpoint,
+    save_ensemble,
+)
 from policy.signals import SignalVector
 
 
@@ -58,7 +66,7 @@ def test_the_ensemble_takes_the_argmax_of_the_mean_probabilities(tmp_path: Path)
     c = make_controller(f"ensemble:{a}+{b}", ControllerConfig(max_streams=64))
     assert isinstance(c, Ensemble) and c.initial() == 2
     sv = _sv(1.0, 2, 6e7)
-    p = c.probabilities(sv)
+    p = c.member_probabilities(sv)
     assert p.shape == (2, len(ACTIONS)) and np.allclose(p.sum(axis=1), 1.0)
     assert int(np.argmax(p[0])) == 0 and int(np.argmax(p[1])) == 3
     # every member's history gets each MI once: decide pushes again, so compare trajectories
@@ -67,7 +75,6 @@ def test_the_ensemble_takes_the_argmax_of_the_mean_probabilities(tmp_path: Path)
     for t in range(1, 4):
         n = c.decide(_sv(float(t), n, 6e7))
     assert n == 1  # 2 -1 -1 -1, clipped at min_streams
-    assert all(m.target == 1 for m in c.members)  # members follow the shared target
 
 
 def test_two_disagreeing_policies_decide_by_their_mean_probabilities(tmp_path: Path) -> None:
@@ -97,3 +104,21 @@ def test_bad_specs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         check_spec(f"ensemble:{a}+{tmp_path / 'missing.pt'}")
     assert member_paths("default+x.pt") == [DEFAULT_CHECKPOINT, Path("x.pt")]
+
+
+def test_a_bundle_runs_under_ppo_as_the_ensemble_of_its_members(tmp_path: Path) -> None:
+    """How an ensemble ships: one file, ``ppo:PATH`` (and the default when it is default.pt)."""
+    a, b, c = (_ckpt(tmp_path, f"{x}.pt", seed=s) for x, s in (("a", 1), ("b", 7), ("c", 3)))
+    bundle = tmp_path / "ab.pt"
+    save_ensemble(bundle, [a, b], {"note": "test"})
+    check_spec(f"ppo:{bundle}")
+    assert _trajectory(f"ppo:{bundle}") == _trajectory(f"ensemble:{a}+{b}")
+    assert _trajectory(f"ppo:omit=2:{bundle}")[:2] == [2, 2]  # options work on a bundle too
+    # a bundle as a member is taken apart: (a+b)+c is a+b+c
+    assert _trajectory(f"ensemble:{bundle}+{c}") == _trajectory(f"ensemble:{a}+{b}+{c}")
+    assert make_controller(f"ppo:{bundle}").meta["member_files"] == [str(a), str(b)]
+    # training, fine-tuning and shipping start from one network: a bundle is refused there
+    with pytest.raises(ValueError, match="ensemble of 2 policies"):
+        read_checkpoint(bundle)
+    with pytest.raises(ValueError, match="two or more members"):
+        save_ensemble(tmp_path / "one.pt", [a], {})

@@ -9,7 +9,7 @@ import torch
 
 from policy.features import FeatureConfig
 from policy.ppo import ActorCritic, load_checkpoint, mlp_arch, save_checkpoint
-from train.ship import ship
+from train.ship import ship, ship_ensemble
 
 
 def _run(tmp_path: Path, name: str, mean: float, seed: int) -> Path:
@@ -44,3 +44,24 @@ def test_ships_the_higher_held_out_mean_and_records_why(tmp_path: Path) -> None:
         ckpt["meta"]["seed"] == 2
         and ckpt["meta"]["evaluation"]["random"]["utility_ratio_mean"] == 0.95
     )
+
+
+def test_ships_an_ensemble_as_one_file_and_keeps_a_member_that_was_the_default(
+    tmp_path: Path,
+) -> None:
+    from policy.base import make_controller
+
+    a = _run(tmp_path, "a", 0.91, seed=1) / "policy.pt"
+    dest = tmp_path / "weights" / "default.pt"
+    dest.parent.mkdir()
+    dest.write_bytes(a.read_bytes())  # the current default is one of the members
+    b = _run(tmp_path, "b", 0.95, seed=2) / "policy.pt"
+    rec = ship_ensemble([dest, b], dest, note="validation and test, 2 runs")
+    assert rec["shipped"]["kind"] == "ensemble" and len(rec["members"]) == 2
+    assert [m["training"]["seed"] for m in rec["members"]] == [1, 2]
+    assert json.loads(dest.with_suffix(".json").read_text()) == rec
+    c = make_controller(f"ppo:{dest}")
+    assert len(c.nets) == 2 and c.meta["selection"] == "validation and test, 2 runs"
+    ref, _ = load_checkpoint(a)
+    for p, q in zip(c.nets[0].state_dict().values(), ref.state_dict().values(), strict=True):
+        torch.testing.assert_close(p, q)
