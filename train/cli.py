@@ -119,6 +119,13 @@ def train_cmd(
         cfg = load_config(config, seed=seed, total_timesteps=timesteps)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
+    if init is not None:  # before any work: an ensemble bundle or a non-policy file says so now
+        from policy.ppo import read_checkpoint
+
+        try:
+            read_checkpoint(init)
+        except ValueError as exc:
+            raise click.ClickException(f"--init: {exc}") from exc
     out = Path(out_dir)
     click.echo(
         f"training {cfg.model.kind} for {cfg.ppo.total_timesteps} MIs, seed {cfg.ppo.seed} -> {out}"

@@ -122,3 +122,18 @@ def test_a_bundle_runs_under_ppo_as_the_ensemble_of_its_members(tmp_path: Path) 
         read_checkpoint(bundle)
     with pytest.raises(ValueError, match="two or more members"):
         save_ensemble(tmp_path / "one.pt", [a], {})
+
+
+def test_training_from_a_bundle_is_refused_before_any_work(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from train.cli import train_cmd
+
+    a, b = _ckpt(tmp_path, "a.pt", seed=1), _ckpt(tmp_path, "b.pt", seed=2)
+    bundle = tmp_path / "ab.pt"
+    save_ensemble(bundle, [a, b], {})
+    cfg = Path(__file__).resolve().parents[2] / "configs" / "train" / "hold.toml"
+    out = tmp_path / "out"
+    res = CliRunner().invoke(train_cmd, [str(cfg), "--init", str(bundle), "--out", str(out)])
+    assert res.exit_code == 1 and "--init" in res.output and "ensemble of 2" in res.output
+    assert not out.exists()
