@@ -39,6 +39,22 @@ class Sleepy:
     last: Sleepy
 
 
+def _send(tmp_path, policy: str, mbytes: int, rate_bps: float) -> tuple[dict, list[xfer.Interval]]:
+    """One tree of ``mbytes`` MB of random data over loopback at 2 x ``rate_bps``, MI 0.5 s;
+    the summary (checked: delivered and verified) and every interval record."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "data").write_bytes(os.urandom(mbytes << 20))
+    records: list[xfer.Interval] = []
+    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
+        s = xfer.send(
+            str(src), rx.address, policy=policy, mi=0.5, stream_rate_bps=rate_bps,
+            on_interval=records.append,
+        )  # fmt: skip
+    assert s["exit_code"] == 0 and s["verified"], s
+    return s, records
+
+
 @pytest.fixture
 def sleepy(monkeypatch) -> Iterator[None]:
     monkeypatch.setattr(base, "_REGISTRY", {**base._REGISTRY, "sleepy": Sleepy})
@@ -54,16 +70,7 @@ def test_acks_flow_while_the_controller_is_deciding(tmp_path, sleepy, monkeypatc
         return real_ack(self, file_id, offset)
 
     monkeypatch.setattr(session.BlockScheduler, "ack", timed_ack)
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "data").write_bytes(os.urandom(40 << 20))  # about 4 s at 2 x 40 Mbit/s
-    records: list[xfer.Interval] = []
-    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
-        s = xfer.send(
-            str(src), rx.address, policy="sleepy", mi=0.5, stream_rate_bps=40e6,
-            on_interval=records.append,
-        )  # fmt: skip
-    assert s["exit_code"] == 0 and s["verified"], s
+    _, records = _send(tmp_path, "sleepy", 40, 40e6)  # about 4 s at 2 x 40 Mbit/s
     start, end = Sleepy.last.decides[0]
     assert end - start >= 2.0
     during = [t for t in acks if start + 0.2 < t < end - 0.2]
@@ -95,16 +102,7 @@ def test_the_first_mi_does_not_count_the_controllers_build_time(tmp_path, monkey
     (it was built after, so the first MI of a PPO transfer lasted 1.006-1.009 s and fig1's
     sixth MI ended at 6.01 s instead of 6.00)."""
     monkeypatch.setattr(base, "_REGISTRY", {**base._REGISTRY, "slowbuild": SlowToBuild})
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "data").write_bytes(os.urandom(12 << 20))  # about 2.4 s at 2 x 20 Mbit/s
-    records: list[xfer.Interval] = []
-    with xfer.Receiver(str(tmp_path / "dst"), fsync=False) as rx:
-        s = xfer.send(
-            str(src), rx.address, policy="slowbuild", mi=0.5, stream_rate_bps=20e6,
-            on_interval=records.append,
-        )  # fmt: skip
-    assert s["exit_code"] == 0 and s["verified"], s
+    _, records = _send(tmp_path, "slowbuild", 12, 20e6)  # about 2.4 s at 2 x 20 Mbit/s
     first = records[0].signal
     # 0.5 s and a wake-up; with the build inside it, 1.1 s
     assert first.mi_s < 0.5 + 0.3 and first.t < 0.5 + 0.3, (first.t, first.mi_s)
