@@ -4,8 +4,8 @@ Each member is a PPO checkpoint (a path, or ``default`` for the shipped
 ``policy/weights/default.pt``) with its own feature history, built from the same signal
 vectors. Every MI the members' action probabilities (softmax of their logits) are averaged
 and the ensemble takes the action of the highest mean probability (deterministic, as
-``ppo``). One stream-count target is shared: every member's ``target`` follows the
-ensemble's, so each member's history shows the stream counts that actually ran.
+``ppo``). There is one stream-count target, so every member's history shows the stream
+counts that actually ran, not the ones it would have chosen alone.
 
 Why (issue #16): two policies trained on different simulated worlds fail in different
 places (``hold.toml`` seed 2, shipped: fair in Fig. 3, retreats beside BBR rivals;
