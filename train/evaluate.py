@@ -262,10 +262,9 @@ def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict
     best = ref["best_fixed"]
     row = scenario_rows({**summary, "best_fixed": best}, policies)
     for c in row["controllers"].values():
-        u = c.get("mean_utility")  # no ratio where every fixed N loses (U* <= 0: rule 4)
+        u = c.get("mean_utility")  # no ratio where every fixed N loses (U* <= 0: rule 4);
+        # scenario_rows' run_ratios already leaves the runs' ratios out there
         c["utility_ratio"] = None if u is None else utility_ratio(u, best["mean_utility"])
-        if c["utility_ratio"] is None:
-            c["run_ratios"] = []
     for name, c in (ref.get("controllers") or {}).items():
         row["controllers"].setdefault(name, {**c, "from_reference": True})
     row["reference"] = str(ref_path)
