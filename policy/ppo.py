@@ -321,29 +321,33 @@ class PPOController:
     def initial(self) -> int:
         return self.target
 
-    def logits(self, obs: np.ndarray) -> torch.Tensor:
-        """The policy head's logits for one observation."""
+    @staticmethod
+    def _logits(net: ActorCritic, obs: np.ndarray) -> torch.Tensor:
+        """``net``'s policy-head logits for one observation."""
         with torch.inference_mode():
-            logits, _ = self.net(torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(0))
+            logits, _ = net(torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(0))
         return logits[0]
+
+    @staticmethod
+    def _softmax(logits: torch.Tensor) -> np.ndarray:
+        return torch.softmax(logits.double(), dim=0).numpy()
 
     def act(self, obs: np.ndarray) -> int:
         """Index of the greedy action for one observation."""
-        return int(torch.argmax(self.logits(obs)).item())
+        return int(torch.argmax(self._logits(self.net, obs)).item())
 
     def probabilities(self, obs: np.ndarray) -> np.ndarray:
         """Action probabilities (softmax of the logits) for one observation."""
-        return torch.softmax(self.logits(obs).double(), dim=0).numpy()
+        return self._softmax(self._logits(self.net, obs))
 
     def member_probabilities(self, signals: SignalVector) -> np.ndarray:
         """Each member's action probabilities for this MI (rows), every history pushed."""
-        rows = []
-        for net, tracker in zip(self.nets, self.trackers, strict=True):
-            obs = torch.from_numpy(np.asarray(tracker.push(signals), dtype=np.float32))
-            with torch.inference_mode():
-                logits, _ = net(obs.unsqueeze(0))
-            rows.append(torch.softmax(logits[0].double(), dim=0).numpy())
-        return np.stack(rows)
+        return np.stack(
+            [
+                self._softmax(self._logits(net, tracker.push(signals)))
+                for net, tracker in zip(self.nets, self.trackers, strict=True)
+            ]
+        )
 
     def decide(self, signals: SignalVector) -> int:
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
