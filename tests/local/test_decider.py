@@ -39,9 +39,9 @@ class Sleepy:
     last: Sleepy
 
 
-def _send(tmp_path, policy: str, mbytes: int, rate_bps: float) -> tuple[dict, list[xfer.Interval]]:
-    """One tree of ``mbytes`` MB of random data over loopback at 2 x ``rate_bps``, MI 0.5 s;
-    the summary (checked: delivered and verified) and every interval record."""
+def _send(tmp_path, policy: str, mbytes: int, rate_bps: float) -> list[xfer.Interval]:
+    """One tree of ``mbytes`` MB of random data over loopback at 2 x ``rate_bps``, MI 0.5 s,
+    checked delivered and verified; every interval record."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "data").write_bytes(os.urandom(mbytes << 20))
@@ -52,7 +52,7 @@ def _send(tmp_path, policy: str, mbytes: int, rate_bps: float) -> tuple[dict, li
             on_interval=records.append,
         )  # fmt: skip
     assert s["exit_code"] == 0 and s["verified"], s
-    return s, records
+    return records
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_acks_flow_while_the_controller_is_deciding(tmp_path, sleepy, monkeypatc
         return real_ack(self, file_id, offset)
 
     monkeypatch.setattr(session.BlockScheduler, "ack", timed_ack)
-    _, records = _send(tmp_path, "sleepy", 40, 40e6)  # about 4 s at 2 x 40 Mbit/s
+    records = _send(tmp_path, "sleepy", 40, 40e6)  # about 4 s at 2 x 40 Mbit/s
     start, end = Sleepy.last.decides[0]
     assert end - start >= 2.0
     during = [t for t in acks if start + 0.2 < t < end - 0.2]
@@ -102,7 +102,7 @@ def test_the_first_mi_does_not_count_the_controllers_build_time(tmp_path, monkey
     (it was built after, so the first MI of a PPO transfer lasted 1.006-1.009 s and fig1's
     sixth MI ended at 6.01 s instead of 6.00)."""
     monkeypatch.setattr(base, "_REGISTRY", {**base._REGISTRY, "slowbuild": SlowToBuild})
-    _, records = _send(tmp_path, "slowbuild", 12, 20e6)  # about 2.4 s at 2 x 20 Mbit/s
+    records = _send(tmp_path, "slowbuild", 12, 20e6)  # about 2.4 s at 2 x 20 Mbit/s
     first = records[0].signal
     # 0.5 s and a wake-up; with the build inside it, 1.1 s
     assert first.mi_s < 0.5 + 0.3 and first.t < 0.5 + 0.3, (first.t, first.mi_s)
