@@ -11,6 +11,8 @@ three checks keep round 10's meaning:
 3. adds: the same path with a history held at N0 in {1, 2, 6, 12, 16} for 8 MIs (every
    decision ignored), then the policy decides from target N0: its first decision must add.
    (fig3's failure: a third transfer kept at 2 streams on a stationary history.)
+4. fig3 in miniature: tests/unit/test_ppo.py's ``_shared_link`` sequence (a link another
+   transfer fills for 15 MIs, free afterwards): the count after 45 MIs is 18-24.
 
 Usage: PYTHONPATH=/work/main python3 gates14.py SPEC [SPEC ...]; exit 1 if any fails.
 """
@@ -22,6 +24,7 @@ import sys
 import numpy as np
 
 from policy.base import make_controller
+from tests.unit.test_ppo import _shared_link
 from train.sim import SimConfig, Simulator, fixed_params
 
 CFG = SimConfig()
@@ -65,12 +68,18 @@ def gates(spec: str) -> tuple[bool, str]:
         h = run(spec, hold=n0, mis=9)
         adds[n0] = h[8] - n0
     ok_add = all(v > 0 for v in adds.values())
+    c = make_controller(spec)
+    n = c.initial()
+    for t in range(1, 46):
+        n = c.decide(_shared_link(n, t))
+    ok_mini = 18 <= n <= 24
     text = (
         f"ramp {ramp[:5]} {'ok' if ok_ramp else 'FAIL'}; "
         f"frees: last-10 mean {tail:.1f} (optimum {n_opt:.0f}) {'ok' if ok_free else 'FAIL'}; "
-        f"adds after hold {adds} {'ok' if ok_add else 'FAIL'}"
+        f"adds after hold {adds} {'ok' if ok_add else 'FAIL'}; "
+        f"fig3 in miniature ends at {n} {'ok' if ok_mini else 'FAIL'}"
     )
-    return ok_ramp and ok_free and ok_add, text
+    return ok_ramp and ok_free and ok_add and ok_mini, text
 
 
 def main() -> int:
