@@ -110,6 +110,51 @@ def _print_sim(result: dict[str, Any]) -> None:
     Console().print(t)
 
 
+def _screen(
+    policies: list[str], networks: int, seed: int, sim_config: str | None
+) -> dict[str, Any]:
+    """``--world-class all``: every world class in turn, the same networks for every policy."""
+    from train.simeval import WORLD_CLASSES, screen_summary
+
+    by_class = {c: _sim(policies, networks, seed, sim_config, c) for c in WORLD_CLASSES}
+    return {"world_classes": by_class, "screen": screen_summary(by_class)}
+
+
+def _sim_or_screen(
+    specs: list[str],
+    networks: int,
+    seed: int,
+    sim_config: str | None,
+    world_class: str | None,
+    show: bool,
+) -> dict[str, Any]:
+    if world_class == "all":
+        result = _screen(specs, networks, seed, sim_config)
+        if show:
+            _print_screen(result)
+    else:
+        result = _sim(specs, networks, seed, sim_config, world_class)
+        if show:
+            _print_sim(result)
+    return result
+
+
+def _print_screen(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    classes = list(result["world_classes"])
+    t = Table(title="simulated screen: utility ratio median / p10 per world class")
+    t.add_column("policy")
+    for c in classes:
+        t.add_column(c, justify="right")
+    t.add_column("mean of medians", justify="right")
+    for spec, s in result["screen"].items():
+        cells = [f"{s['median'][c]:.3f} / {s['p10'][c]:.3f}" for c in classes]
+        t.add_row(spec, *cells, f"{s['mean_of_medians']:.3f}")
+    Console().print(t)
+
+
 # -- testbed --------------------------------------------------------------------------------
 
 
@@ -528,7 +573,8 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "BBR transfer that holds loss), lossy-long (100-250 ms, 0.01-0.1 % random loss), "
     "lossy-lan (a LAN with 0.05-0.5 % random loss and nobody else on it), bbr-onoff-lan (a "
     "lossy LAN with a BBR transfer that comes and goes), peer (a path shared with a "
-    "transfer like ours that answers our stream count).",
+    "transfer like ours that answers our stream count); all: each class in turn, a table of "
+    "median / p10 per class and the mean of the medians (the protocol's screen).",
 )
 @click.option(
     "--reference",
@@ -566,7 +612,7 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         raise click.UsageError("--reference goes with testbed scenarios, not --sim")
     if (sim_config or world_class) and not sim:
         raise click.UsageError("--sim-config and --world-class go with the simulator (--sim)")
-    if world_class:
+    if world_class and world_class != "all":  # all: the screen, every class in turn
         from train.simeval import check_world_class
 
         try:
@@ -576,9 +622,8 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
     if sim:
         if names:
             raise click.UsageError("--sim takes no scenarios (use --testbed)")
-        result = _sim(list(policies or DEFAULT_POLICIES), networks, seed, sim_config, world_class)
-        if json_out is None:
-            _print_sim(result)
+        specs = list(policies or DEFAULT_POLICIES)
+        result = _sim_or_screen(specs, networks, seed, sim_config, world_class, json_out is None)
     else:
         sweep = parse_counts(sweep_text)
         result = _testbed(policies or ("ppo",), names, duration, sweep, repetitions,

@@ -286,3 +286,21 @@ def format_table(result: dict[str, Any]) -> str:
         f">= 0.9 in {100 * rnd['fraction_ge_0.9']:.0f} %"
     )
     return "\n".join(lines)
+
+
+def screen_summary(by_class: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The screen of ``--world-class all``: per policy, each class's median and p10 of the
+    utility ratio and the mean of the class medians (every class weighs the same, however
+    many networks it has; a class where nothing scored has a NaN median, and so has the mean).
+    ``by_class`` maps class -> policy -> :func:`evaluate`'s result."""
+    specs = list(next(iter(by_class.values())))
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        med = {c: float(r[spec]["random"]["utility_ratio_median"]) for c, r in by_class.items()}
+        p10 = {c: float(r[spec]["random"]["utility_ratio_p10"]) for c, r in by_class.items()}
+        out[spec] = {
+            "median": med,
+            "p10": p10,
+            "mean_of_medians": float(np.mean(list(med.values()))),
+        }
+    return out

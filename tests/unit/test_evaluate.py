@@ -269,3 +269,31 @@ def test_reference_with_a_suite_reads_every_stored_scenario_first(
     res = CliRunner().invoke(ev.evaluate_cmd, args)
     assert res.exit_code != 0 and not calls
     assert "no reference for gen-v2-t01" in res.output
+
+
+def test_world_class_all_is_the_screen_every_class_in_the_same_worlds() -> None:
+    peer = str(Path(__file__).resolve().parents[2] / "configs" / "train" / "peer.toml")
+    args = ["--sim", "--sim-config", peer, "--networks", "2", "--world-class", "all"]
+    ok = CliRunner().invoke(
+        ev.evaluate_cmd, [*args, "--policy", "fixed:1", "--policy", "fixed:12", "--json"]
+    )
+    assert ok.exit_code == 0, ok.output
+    result = json.loads(ok.output)
+    from train.simeval import WORLD_CLASSES
+
+    assert list(result["world_classes"]) == list(WORLD_CLASSES)
+    for spec in ("fixed:1", "fixed:12"):
+        s = result["screen"][spec]
+        meds = [
+            result["world_classes"][c][spec]["random"]["utility_ratio_median"]
+            for c in WORLD_CLASSES
+        ]
+        assert s["median"] == dict(zip(WORLD_CLASSES, meds, strict=True))
+        assert s["mean_of_medians"] == pytest.approx(sum(meds) / len(meds))
+        for c in WORLD_CLASSES:
+            assert result["world_classes"][c][spec]["random"]["world_class"] == c
+    # one stream is far from right on a long lossy path where 12 are near it
+    med = {spec: result["screen"][spec]["median"]["lossy-long"] for spec in ("fixed:1", "fixed:12")}
+    assert med["fixed:1"] < med["fixed:12"]
+    table = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "fixed:4"])
+    assert table.exit_code == 0 and "simulated screen" in table.output, table.output

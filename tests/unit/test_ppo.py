@@ -21,6 +21,7 @@ from policy.ppo import (
     transformer_arch,
 )
 from policy.signals import SignalVector
+from train.gates import clean
 
 
 def _sv(t: float, n: int, thr: float = 5e8) -> SignalVector:
@@ -142,39 +143,6 @@ def test_shipped_default_loads_and_is_small() -> None:
     assert start + 10 <= n <= 64  # more than +1 per MI: the +5 action is in use
 
 
-def _shared_link(n: int, t: int) -> SignalVector:
-    """Fig. 3 in miniature: 50 Mbit/s paced streams on a 950 Mbit/s link that another transfer
-    of 17 such streams fills for the first 15 MIs, and that is free afterwards."""
-    over = 50e6 * (n + (17 if t <= 15 else 0)) > 950e6
-    thr = n * min(50e6, 950e6 / (n + 17)) if t <= 15 else min(50e6 * n, 950e6)
-    rtt = 58.0 if over or t <= 15 else 40.5
-    return SignalVector(
-        t=float(t), mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
-        loss_rate=0.003 if over else 0.0, rtt_ms=rtt, min_rtt_ms=40.0, rtt_gradient=0.0,
-        rtt_ratio=rtt / 40.0,
-    )  # fmt: skip
-
-
-@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
-def test_shipped_default_grows_when_a_busy_link_frees_up() -> None:
-    """A policy retrained this session passed the simulated checks and paper-fig1 on the
-    testbed but held its streams after joining a full link (fig3 JFI 0.647); on this sequence
-    it stopped at 11. The shipped policy must fill the link once it is free."""
-    c = make_controller("ppo", ControllerConfig())
-    n = c.initial()
-    for t in range(1, 46):
-        n = c.decide(_shared_link(n, t))
-    assert 18 <= n <= 24, n
-
-
-def _clean(t: int, n: int) -> SignalVector:
-    """Every stream carries 50 Mbit/s (a per-stream cap), no loss, no queue: more streams pay."""
-    return SignalVector(
-        t=float(t), mi_s=1.0, streams=n, throughput_bps=5e7 * n, goodput_bps=5e7 * n,
-        loss_rate=0.0, rtt_ms=40.0, min_rtt_ms=40.0, rtt_gradient=0.0, rtt_ratio=1.0,
-    )  # fmt: skip
-
-
 @pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
 @pytest.mark.parametrize("held", [2, 6])
 def test_shipped_default_leaves_a_stationary_clean_history(held: int) -> None:
@@ -187,7 +155,7 @@ def test_shipped_default_leaves_a_stationary_clean_history(held: int) -> None:
     c.initial()
     for t in range(1, 13):
         c.target = held  # the transfer ran `held` streams whatever the policy said
-        n = c.decide(_clean(t, held))
+        n = c.decide(clean(t, held))
     assert n > held, f"after 12 clean MIs at N = {held} the policy answered {n - held:+d}"
 
 

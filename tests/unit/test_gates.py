@@ -1,0 +1,62 @@
+"""train.gates: the shipped policy passes every gate; policies built to break one fail it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from policy.features import FeatureConfig
+from policy.ppo import ACTIONS, DEFAULT_CHECKPOINT, ActorCritic, mlp_arch, save_checkpoint
+from train import gates
+
+
+def _always(tmp_path: Path, delta: int) -> str:
+    """A ``ppo:`` spec whose network answers ``delta`` whatever it sees."""
+    torch.manual_seed(0)
+    net = ActorCritic(mlp_arch(FeatureConfig(), (8,)))
+    with torch.no_grad():
+        net.pi.weight.zero_()
+        net.pi.bias.zero_()
+        net.pi.bias[ACTIONS.index(delta)] = 5.0
+    path = tmp_path / f"always{delta:+d}.pt"
+    save_checkpoint(path, net, {"note": "test"})
+    return f"ppo:{path}"
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
+def test_the_shipped_policy_passes_every_gate() -> None:
+    results = gates.run_gates("ppo")
+    assert [r.gate for r in results] == list(gates.GATES)
+    assert all(r.ok for r in results), results
+    assert gates.main(["ppo"]) == 0
+
+
+def test_a_policy_that_always_adds_five_ramps_but_never_frees(tmp_path: Path) -> None:
+    spec = _always(tmp_path, +5)
+    by = {r.gate: r for r in gates.run_gates(spec)}
+    assert by["ramp"].ok and by["adds"].ok
+    assert not by["frees"].ok and not by["fig3-mini"].ok
+    assert "64" in by["fig3-mini"].detail  # it ends at --max-streams
+    assert gates.main([spec]) == 1
+
+
+def test_a_policy_that_holds_fails_ramp_and_adds(tmp_path: Path) -> None:
+    spec = _always(tmp_path, 0)
+    by = {r.gate: r for r in gates.run_gates(spec)}
+    assert not by["ramp"].ok and not by["adds"].ok
+    assert by["ramp"].detail == "streams [2, 2, 2, 2, 2]"
+    assert "1:+0" in by["adds"].detail
+
+
+def test_the_held_history_runs_the_held_count_then_the_policy_decides(tmp_path: Path) -> None:
+    run = gates.trajectory(_always(tmp_path, +1), 10, hold=6)
+    assert run == [6] * 8 + [7, 8]
+
+
+def test_gd_fails_the_ramp_and_a_controller_without_target_is_refused() -> None:
+    assert not gates.gate_ramp("gd").ok
+    with pytest.raises(ValueError, match="no stream-count target"):
+        gates.trajectory("fixed:4", 3, hold=2)
+    assert gates.main([]) == 2
