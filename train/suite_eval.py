@@ -13,7 +13,12 @@ GD and BO, ``--repeat`` runs each). Per set it reports:
   scenarios (an n/a scenario, U* <= 0, has no ratio and no runs counted);
 * ``spread``: per scenario with >= 2 runs whose per-run ratios differ by more than
   :data:`BIMODAL_GAP`, the lowest and highest run (a mean alone hides a policy that either
-  gets it right or does not).
+  gets it right or does not);
+* ``paired``: per other policy of ours that ran beside it in the same invocations (the
+  shipped one, by rule 2): the mean over the scenarios both scored of the per-scenario
+  difference of ratios, its standard error (sd / sqrt(n)), and on how many it is higher or
+  lower. Two evaluations of one policy on validation (14 scenarios x 2 runs, rounds 13 and
+  14) differed by 0.030 in mean; a difference within about two standard errors is not one.
 
 The ``test`` set is for a candidate that is about to ship, once; choose on ``validation``.
 """
@@ -58,6 +63,29 @@ def _share(flags: list[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
+def paired(result: dict[str, Any], other: str) -> dict[str, Any] | None:
+    """``result["policy"]`` minus ``other``, scenario by scenario, over the scenarios where
+    both have a ratio (module docstring: ``paired``); None if there are none."""
+    policy = result["policy"]
+    diffs = []
+    for row in result["scenarios"].values():
+        c = row["controllers"]
+        a = (c.get(policy) or {}).get("utility_ratio")
+        b = (c.get(other) or {}).get("utility_ratio")
+        if a is not None and b is not None:
+            diffs.append(a - b)
+    if not diffs:
+        return None
+    se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else None
+    return {
+        "scenarios": len(diffs),
+        "mean_difference": statistics.fmean(diffs),
+        "standard_error": se,
+        "higher": sum(d > 0 for d in diffs),
+        "lower": sum(d < 0 for d in diffs),
+    }
+
+
 def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
     """The per-set numbers (module docstring) from an ``evaluate()`` result."""
     policy = result["policy"]
@@ -82,6 +110,8 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
         if len(per_run) >= 2 and max(per_run) - min(per_run) > BIMODAL_GAP:
             spread[scn] = [min(per_run), max(per_run)]
     vals = list(ratios.values())
+    others = {p for row in result["scenarios"].values() for p in row["controllers"]}
+    beside = sorted(others - {policy, "gd", "bo"})
     return {
         "scenarios": len(result["scenarios"]),
         "scored": len(vals),
@@ -95,6 +125,7 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
         "runs": sum(runs),
         "runs_min_per_scenario": min(runs) if runs else 0,
         "spread": spread,
+        "paired": {o: paired(result, o) for o in beside},
     }
 
 
@@ -154,3 +185,10 @@ def print_suite(result: dict[str, Any]) -> None:
         f" {_f(s['beats_both'], '.0%')}; {s['runs']} runs ({s['runs_min_per_scenario']}+ per"
         f" scenario); spread: {s['spread'] or 'none'}"
     )
+    for other, d in (s.get("paired") or {}).items():
+        if d is not None:
+            click.echo(
+                f"{policy} - {other} (same invocations, {d['scenarios']} scenarios): mean"
+                f" difference {d['mean_difference']:+.3f} +- {_f(d['standard_error'])} (standard"
+                f" error), higher on {d['higher']}, lower on {d['lower']}"
+            )

@@ -115,6 +115,34 @@ def test_summarize_set_numbers() -> None:
     assert s["beats_both"] == pytest.approx(1 / 3)
     assert s["runs"] == 6 and s["runs_min_per_scenario"] == 2  # over the scored scenarios
     assert s["spread"] == {"b": [0.4, 0.8]}
+    assert s["paired"] == {}  # nothing of ours ran beside it
+
+
+def test_summarize_set_pairs_the_candidate_with_the_policy_beside_it() -> None:
+    from train.suite_eval import summarize_set
+
+    def row(cand: float | None, shipped: float | None) -> dict[str, Any]:
+        r = _row(shipped, [], 0.5, 0.5)
+        r["controllers"]["ppo:cand.pt"] = {"utility_ratio": cand, "run_ratios": []}
+        return r
+
+    result = {
+        "policy": "ppo:cand.pt",
+        "scenarios": {
+            "a": row(0.9, 0.8),
+            "b": row(0.7, 0.8),
+            "c": row(1.0, 0.7),
+            "d": row(None, None),
+            "e": row(0.6, None),
+        },  # fmt: skip
+    }
+    p = summarize_set(result)["paired"]["ppo"]
+    diffs = [0.1, -0.1, 0.3]  # d and e: not scored by both
+    assert p["scenarios"] == 3 and p["higher"] == 2 and p["lower"] == 1
+    assert p["mean_difference"] == pytest.approx(sum(diffs) / 3)
+    mean = sum(diffs) / 3
+    sd = (sum((x - mean) ** 2 for x in diffs) / 2) ** 0.5
+    assert p["standard_error"] == pytest.approx(sd / 3**0.5)
 
 
 def test_run_ratios_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
