@@ -17,7 +17,9 @@ Members must agree on the initial stream count (both checkpoints say 2 today), o
 refused: the ensemble cannot start at two counts. A member may itself be a bundle
 (``xfer-ppo-ensemble/1``, :func:`policy.ppo.save_ensemble`): its members are taken one by one.
 The same mechanism runs a bundle given to ``ppo:PATH``, so an ensemble can ship as
-``policy/weights/default.pt``.
+``policy/weights/default.pt``. Members of one MLP shape are evaluated as one batch
+(:class:`policy.ppo.StackedActors`): the shipped pair decides in 0.26 ms (p50) instead of
+0.48 ms, with the same probabilities to 1e-6.
 """
 
 from __future__ import annotations

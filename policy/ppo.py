@@ -279,6 +279,50 @@ def parse_options(args: str) -> tuple[int, str]:
     return omit, rest if sep else ""
 
 
+class StackedActors:
+    """The policy heads of several MLP members of one shape, evaluated together: each layer is
+    one batched matrix product over all members (``torch.baddbmm``) instead of one call per
+    member, so an ensemble's decision costs little more than one member's. Only the actor
+    is kept (the value head is not needed to decide). :meth:`of` returns None where members
+    differ in shape or are not MLPs; the controller then evaluates them one by one."""
+
+    def __init__(self, nets: Sequence[ActorCritic]) -> None:
+        per_net = [
+            [m for m in n.trunk.modules() if isinstance(m, nn.Linear)] + [n.pi] for n in nets
+        ]
+        depth = len(per_net[0])
+        with torch.no_grad():
+            self.weights = [
+                torch.stack([layers[i].weight.T for layers in per_net]).contiguous()
+                for i in range(depth)
+            ]
+            self.biases = [
+                torch.stack([layers[i].bias.unsqueeze(0) for layers in per_net])
+                for i in range(depth)
+            ]
+
+    @classmethod
+    def of(cls, nets: Sequence[ActorCritic]) -> StackedActors | None:
+        shapes = {
+            (a.get("kind"), int(a.get("obs_dim", -1)), tuple(a.get("hidden", ())), a["n_actions"])
+            for a in (n.arch for n in nets)
+        }
+        if len(nets) < 2 or len(shapes) != 1 or next(iter(shapes))[0] != "mlp":
+            return None
+        return cls(nets)
+
+    def logits(self, obs: np.ndarray) -> torch.Tensor:
+        """Action logits, one row per member, for one observation per member (rows)."""
+        last = len(self.weights) - 1
+        with torch.inference_mode():
+            h = torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(1)
+            for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+                h = torch.baddbmm(b, h, w)
+                if i < last:
+                    h = torch.tanh(h)
+        return h[:, 0, :]
+
+
 class PPOController:
     """``ppo[:CHECKPOINT]``: the learned policy, deterministic (argmax) actions."""
 
@@ -315,6 +359,7 @@ class PPOController:
         if len(starts) != 1:
             raise ValueError(f"ppo: ensemble members start at different counts {sorted(starts)}")
         self.net, self.features = self.nets[0], self.trackers[0]
+        self.stacked = StackedActors.of(self.nets)
         self.meta: dict[str, Any] = meta
         self.target = config.clip(config.initial_streams or starts.pop())
 
@@ -342,6 +387,9 @@ class PPOController:
 
     def member_probabilities(self, signals: SignalVector) -> np.ndarray:
         """Each member's action probabilities for this MI (rows), every history pushed."""
+        if self.stacked is not None:
+            obs = np.stack([t.push(signals) for t in self.trackers])
+            return torch.softmax(self.stacked.logits(obs).double(), dim=1).numpy()
         return np.stack(
             [
                 self._softmax(self._logits(net, tracker.push(signals)))

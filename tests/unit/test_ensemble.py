@@ -137,3 +137,41 @@ def test_training_from_a_bundle_is_refused_before_any_work(tmp_path: Path) -> No
     res = CliRunner().invoke(train_cmd, [str(cfg), "--init", str(bundle), "--out", str(out)])
     assert res.exit_code == 1 and "--init" in res.output and "ensemble of 2" in res.output
     assert not out.exists()
+
+
+def test_members_of_one_shape_are_evaluated_as_one_batch_with_the_same_numbers(
+    tmp_path: Path,
+) -> None:
+    a, b, d = (_ckpt(tmp_path, f"{x}.pt", seed=s) for x, s in (("a", 1), ("b", 2), ("d", 3)))
+    batched = make_controller(f"ensemble:{a}+{b}+{d}", ControllerConfig(max_streams=64))
+    looped = make_controller(f"ensemble:{a}+{b}+{d}", ControllerConfig(max_streams=64))
+    assert isinstance(batched, Ensemble) and isinstance(looped, Ensemble)
+    assert batched.stacked is not None
+    looped.stacked = None  # the member-by-member path
+    n = batched.initial()
+    for t in range(1, 40):
+        sv = _sv(float(t), n, thr=3e7 * n * (1 + 0.3 * np.sin(t)))
+        pb, pl = batched.member_probabilities(sv), looped.member_probabilities(sv)
+        assert pb.shape == (3, len(ACTIONS))
+        np.testing.assert_allclose(pb, pl, rtol=0, atol=1e-6)
+        n = batched.config.clip(n + ACTIONS[int(np.argmax(pb.mean(axis=0)))])
+    # a single policy and members of different shapes stay member by member
+    assert make_controller(f"ppo:{a}", ControllerConfig()).stacked is None  # type: ignore[attr-defined]
+    torch.manual_seed(4)
+    wide = tmp_path / "wide.pt"
+    save_checkpoint(wide, ActorCritic(mlp_arch(FeatureConfig(history=4), (32,))), {"seed": 4})
+    mixed = make_controller(f"ensemble:{a}+{wide}", ControllerConfig())
+    assert isinstance(mixed, Ensemble) and mixed.stacked is None
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
+def test_the_shipped_bundle_decides_the_same_batched_or_member_by_member() -> None:
+    batched = make_controller("ppo", ControllerConfig())
+    looped = make_controller("ppo", ControllerConfig())
+    looped.stacked = None  # type: ignore[attr-defined]
+    assert batched.stacked is not None  # type: ignore[attr-defined]
+    nb = nl = batched.initial()
+    for t in range(1, 60):
+        thr = 5e7 * min(nb, 19) * (1 + 0.2 * np.sin(t))
+        nb, nl = batched.decide(_sv(float(t), nb, thr)), looped.decide(_sv(float(t), nl, thr))
+        assert nb == nl, t
