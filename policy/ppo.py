@@ -283,8 +283,9 @@ class StackedActors:
     """The policy heads of several MLP members of one shape, evaluated together: each layer is
     one batched matrix product over all members (``torch.baddbmm``) instead of one call per
     member, so an ensemble's decision costs little more than one member's. Only the actor
-    is kept (the value head is not needed to decide). :meth:`of` returns None where members
-    differ in shape or are not MLPs; the controller then evaluates them one by one."""
+    is kept (the value head is not needed to decide), copied when the controller is built.
+    :meth:`of` returns None where members differ in shape or are not MLPs; the controller
+    then evaluates them one by one."""
 
     def __init__(self, nets: Sequence[ActorCritic]) -> None:
         per_net = [
