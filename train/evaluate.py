@@ -334,7 +334,8 @@ def evaluate(
     from lab.experiment import run_experiment
 
     policy = policies[0]
-    result: dict[str, Any] = {"policy": policy, "duration_s": duration_s, "sweep": list(sweep),
+    result: dict[str, Any] = {"policy": policy, "policies": list(policies),
+                              "duration_s": duration_s, "sweep": list(sweep),
                               "engine": engine_id()}  # fmt: skip
     refs = {scn: load_reference(reference, scn) for scn in scenarios} if reference else {}
     if reference:  # every reference is read before the first run: a gap fails at once

@@ -110,8 +110,8 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
         if len(per_run) >= 2 and max(per_run) - min(per_run) > BIMODAL_GAP:
             spread[scn] = [min(per_run), max(per_run)]
     vals = list(ratios.values())
-    others = {p for row in result["scenarios"].values() for p in row["controllers"]}
-    beside = sorted(others - {policy, "gd", "bo"})
+    # the policies that ran in these invocations (not a reference's stored controllers)
+    beside = [p for p in result.get("policies", [policy]) if p not in (policy, "gd", "bo")]
     return {
         "scenarios": len(result["scenarios"]),
         "scored": len(vals),

@@ -128,6 +128,7 @@ def test_summarize_set_pairs_the_candidate_with_the_policy_beside_it() -> None:
 
     result = {
         "policy": "ppo:cand.pt",
+        "policies": ["ppo:cand.pt", "ppo"],
         "scenarios": {
             "a": row(0.9, 0.8),
             "b": row(0.7, 0.8),
@@ -136,6 +137,10 @@ def test_summarize_set_pairs_the_candidate_with_the_policy_beside_it() -> None:
             "e": row(0.6, None),
         },  # fmt: skip
     }
+    # a stored reference's own controllers (an old run of another policy) are not paired
+    stale = {"utility_ratio": 0.1, "run_ratios": [], "from_reference": True}
+    result["scenarios"]["a"]["controllers"]["ppo:old.pt"] = stale
+    assert list(summarize_set(result)["paired"]) == ["ppo"]
     p = summarize_set(result)["paired"]["ppo"]
     diffs = [0.1, -0.1, 0.3]  # d and e: not scored by both
     assert p["scenarios"] == 3 and p["higher"] == 2 and p["lower"] == 1
