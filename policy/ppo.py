@@ -376,7 +376,8 @@ class PPOController:
 
     @staticmethod
     def _softmax(logits: torch.Tensor) -> np.ndarray:
-        return torch.softmax(logits.double(), dim=0).numpy()
+        """Probabilities over the last axis (one policy's logits, or one row per member)."""
+        return torch.softmax(logits.double(), dim=-1).numpy()
 
     def act(self, obs: np.ndarray) -> int:
         """Index of the greedy action for one observation."""
@@ -390,7 +391,7 @@ class PPOController:
         """Each member's action probabilities for this MI (rows), every history pushed."""
         if self.stacked is not None:
             obs = np.stack([t.push(signals) for t in self.trackers])
-            return torch.softmax(self.stacked.logits(obs).double(), dim=1).numpy()
+            return self._softmax(self.stacked.logits(obs))
         return np.stack(
             [
                 self._softmax(self._logits(net, tracker.push(signals)))
