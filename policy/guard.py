@@ -119,6 +119,17 @@ class Guard:
     def initial(self) -> int:
         return self.inner.initial()
 
+    @property
+    def target(self) -> int:
+        """The inner controller's stream-count target (the count the guard hands back to);
+        setting it moves the inner controller, as a caller holding a history does
+        (``train.gates``). During a probe the guard's own level wins at the next decision."""
+        return int(self.inner.target)  # type: ignore[attr-defined]
+
+    @target.setter
+    def target(self, n: int) -> None:
+        self.inner.target = n  # type: ignore[attr-defined]
+
     def _set_inner(self, n: int) -> int:
         n = self.config.clip(n)
         self.inner.target = n  # type: ignore[attr-defined]

@@ -60,3 +60,12 @@ def test_gd_fails_the_ramp_and_a_controller_without_target_is_refused() -> None:
     with pytest.raises(ValueError, match="no stream-count target"):
         gates.trajectory("fixed:4", 3, hold=2)
     assert gates.main([]) == 2
+
+
+@pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped default checkpoint yet")
+def test_a_guard_holds_its_inner_target_and_passes_where_its_inner_policy_does() -> None:
+    # The gates' worlds are lossless, so the guard never probes: it must decide as ppo does,
+    # with the held history reaching the inner controller through guard.target.
+    spec = "guard:loss_min=0.005,cooldown=32:ppo"
+    assert gates.trajectory(spec, 9, hold=6) == gates.trajectory("ppo", 9, hold=6)
+    assert all(r.ok for r in gates.run_gates(spec))

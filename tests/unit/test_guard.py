@@ -145,3 +145,11 @@ def test_guard_climb_margin_keeps_a_level_no_worse_than_the_one_below() -> None:
     lenient, p2 = _run(world, 14, spec="guard:climb_margin=-0.05:test-retreat")
     assert (strict.best, lenient.best) == (6, 11)  # the levels handed back
     assert 16 not in p1 and 16 in p2  # the strict guard stops climbing at 11
+
+
+def test_guard_target_is_the_inner_controllers() -> None:
+    g = make_controller("guard:test-retreat", ControllerConfig())
+    assert isinstance(g, Guard)
+    assert g.target == 8
+    g.target = 5
+    assert g.inner.target == 5  # type: ignore[attr-defined]
