@@ -1,0 +1,31 @@
+"""Rules 4/5 of round 15: paired difference of CAND - BASE over one suite JSON (--suite --json).
+
+python3 rule15.py RESULT.json CAND BASE [--exclude NAME ...]; exit 0 if the rule holds:
+paired mean difference > 0 (rule 4: validation) / >= 0 (rule 5: test, --test) and CAND's
+minimum >= BASE's minimum - 0.05, over the scenarios where both have a ratio."""
+import json, statistics, sys
+args = sys.argv[1:]
+test = "--test" in args
+args = [a for a in args if a != "--test"]
+excl = set(args[args.index("--exclude") + 1:]) if "--exclude" in args else set()
+path, cand, base = args[:3]
+d = json.load(open(path))
+rows = []
+for name, row in sorted(d["scenarios"].items()):
+    c = row["controllers"]
+    a, b = (c.get(cand) or {}).get("utility_ratio"), (c.get(base) or {}).get("utility_ratio")
+    if a is None or b is None or name in excl:
+        continue
+    rows.append((name, a, b, c[cand].get("run_ratios"), c[base].get("run_ratios")))
+for name, a, b, ra, rb in rows:
+    print(f"{name:22s} {a:7.3f} {b:7.3f} {a - b:+7.3f}  cand runs {ra}  base runs {rb}")
+diffs = [a - b for _, a, b, _, _ in rows]
+ca, ba = [a for _, a, _, _, _ in rows], [b for _, _, b, _, _ in rows]
+md, se = statistics.fmean(diffs), statistics.stdev(diffs) / len(diffs) ** 0.5
+ok = (md >= 0 if test else md > 0) and min(ca) >= min(ba) - 0.05
+print(f"n={len(rows)} (excluded {sorted(excl) or 'none'}): cand {statistics.fmean(ca):.3f} / "
+      f"min {min(ca):.3f}, base {statistics.fmean(ba):.3f} / min {min(ba):.3f}; paired "
+      f"{md:+.3f} +- {se:.3f} (higher {sum(x > 0 for x in diffs)}, lower "
+      f"{sum(x < 0 for x in diffs)}): {'PASS' if ok else 'FAIL'}"
+      f"{'' if abs(md) > 2 * se else ' (within 2 SE: not established)'}")
+sys.exit(0 if ok else 1)
