@@ -425,9 +425,9 @@ def _brief(r: TransferResult) -> str:
 
 
 def _split(text: str | None) -> tuple[str, ...] | None:
-    if not text:
-        return None
-    return tuple(p.strip() for p in text.split(",") if p.strip())
+    from policy.base import split_specs
+
+    return split_specs(text) if text else None
 
 
 def _check_controllers(exp: Experiment) -> None:
@@ -453,7 +453,11 @@ def _check_controllers(exp: Experiment) -> None:
     type=click.Path(file_okay=False),
     help="Output directory [default: runs/experiments/NAME].",
 )
-@click.option("--policies", help="Comma-separated policies instead of the file's (e.g. gd,ppo).")
+@click.option(
+    "--policies",
+    help="Comma-separated policies instead of the file's (e.g. gd,ppo); a spec's own "
+    "KEY=VALUE arguments stay with it (guard:loss_min=0.005,cooldown=32,gd is two policies).",
+)
 @click.option("--repetitions", type=int, help="Runs per policy instead of the file's.")
 @click.option("--no-sweep", is_flag=True, help="Skip the sweep of fixed stream counts.")
 @click.option("--resume", is_flag=True, help="Keep trials that already finished in --out.")

@@ -90,6 +90,24 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return name.strip().lower(), args.strip()
 
 
+def split_specs(text: str) -> tuple[str, ...]:
+    """A comma-separated list of specs (``--policies gd,ppo``) -> the specs.
+
+    A spec's own ``KEY=VALUE`` arguments are comma-separated too
+    (``guard:loss_min=0.005,cooldown=32``): a piece whose text before its first ``=`` has no
+    ``:`` is an argument of the spec before it, not a spec of its own."""
+    out: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        key, eq, _ = piece.partition("=")
+        if eq and ":" not in key and out:
+            out[-1] = f"{out[-1]},{piece}"
+        else:
+            out.append(piece)
+    return tuple(out)
+
+
 def _factory(name: str) -> Factory:
     factory = _REGISTRY.get(name)
     if factory is None:

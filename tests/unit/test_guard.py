@@ -153,3 +153,21 @@ def test_guard_target_is_the_inner_controllers() -> None:
     assert g.target == 8
     g.target = 5
     assert g.inner.target == 5  # type: ignore[attr-defined]
+
+
+def test_a_list_of_specs_keeps_each_specs_own_arguments() -> None:
+    from policy.base import split_specs
+
+    assert split_specs("gd,ppo") == ("gd", "ppo")
+    assert split_specs("guard:loss_min=0.005,cooldown=32,gd") == (
+        "guard:loss_min=0.005,cooldown=32",
+        "gd",
+    )
+    assert split_specs("guard:hold=5,low=1:ppo:/x/a=b.pt, fixed:4,") == (
+        "guard:hold=5,low=1:ppo:/x/a=b.pt",
+        "fixed:4",
+    )
+    assert split_specs("ppo:/x/a=b.pt,gd:probe=4,settle=2") == (
+        "ppo:/x/a=b.pt",
+        "gd:probe=4,settle=2",
+    )
