@@ -9,7 +9,7 @@ python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file
 L="flock /tmp/xfer-netns.lock"
 echo "fig3 start $(date -u +%T)"
 $L python3 -m xfer.cli experiment fig3 --policies "$CAND" --repetitions 3 --no-sweep --out $R/fig3-$TAG > $R/fig3-$TAG.log 2>&1
-python3 $H/fig3check.py $R/fig3-$TAG "$CAND" || { echo "fig3 FAIL $(date -u +%T)"; exit 1; }
+python3 $H/../issue16-round14/fig3check.py $R/fig3-$TAG "$CAND" || { echo "fig3 FAIL $(date -u +%T)"; exit 1; }
 echo "validation start $(date -u +%T)"
 $L python3 -m xfer.cli evaluate --suite gen-v1 --set validation --policy "$CAND" --policy ppo --repeat 2 \
    --reference $WT/docs/results/gen-v1-validation --out $R/val-$TAG --json $R/val-$TAG.json > $R/val-$TAG.log 2>&1 \
