@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._peers import XFER, ns_server  # noqa: E402
+from policy.base import split_specs  # noqa: E402
 from testbeds import Testbed  # noqa: E402
 from testbeds.scenario import Scenario, parse_scenario  # noqa: E402
 from xfer.units import parse_size  # noqa: E402
@@ -235,7 +236,7 @@ def main() -> None:
         print(f"{name}: {spec.scenario['description']}", flush=True)
         tmp = tempfile.mkdtemp(prefix="xfer-bench-eg-", dir=a.tmpfs)
         try:
-            rows += run_path(spec, a.policies.split(","), a.reps, size, tmp)
+            rows += run_path(spec, list(split_specs(a.policies)), a.reps, size, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     table(rows)

@@ -93,15 +93,15 @@ def parse_spec(spec: str) -> tuple[str, str]:
 def split_specs(text: str) -> tuple[str, ...]:
     """A comma-separated list of specs (``--policies gd,ppo``) -> the specs.
 
-    A spec's own ``KEY=VALUE`` arguments are comma-separated too
-    (``guard:loss_min=0.005,cooldown=32``): a piece whose text before its first ``=`` has no
-    ``:`` is an argument of the spec before it, not a spec of its own."""
+    A spec's own arguments may hold commas too (``guard:loss_min=0.005,cooldown=32``,
+    ``schedule:2,8,1,16``): a piece starts a new spec only if its name (before any ``:``) is
+    a controller's; any other piece is an argument of the spec before it."""
+    names = set(available())
     out: list[str] = []
     for piece in (p.strip() for p in text.split(",")):
         if not piece:
             continue
-        key, eq, _ = piece.partition("=")
-        if eq and ":" not in key and out:
+        if out and parse_spec(piece)[0] not in names:
             out[-1] = f"{out[-1]},{piece}"
         else:
             out.append(piece)

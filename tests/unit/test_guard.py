@@ -171,3 +171,5 @@ def test_a_list_of_specs_keeps_each_specs_own_arguments() -> None:
         "ppo:/x/a=b.pt",
         "gd:probe=4,settle=2",
     )
+    assert split_specs("schedule:2,8,1,16,gd") == ("schedule:2,8,1,16", "gd")
+    assert split_specs("nope,gd") == ("nope", "gd")  # the first piece is kept, and refused later
