@@ -4,6 +4,9 @@ python3 rule15.py RESULT.json CAND BASE [--exclude NAME ...]; exit 0 if the rule
 paired mean difference > 0 (rule 4: validation) / >= 0 (rule 5: test, --test) and CAND's
 minimum >= BASE's minimum - 0.05, over the scenarios where both have a ratio."""
 import json, statistics, sys
+
+from train.suite_eval import paired  # the same paired difference as --suite's summary
+
 args = sys.argv[1:]
 test = "--test" in args
 args = [a for a in args if a != "--test"]
@@ -19,13 +22,13 @@ for name, row in sorted(d["scenarios"].items()):
     rows.append((name, a, b, c[cand].get("run_ratios"), c[base].get("run_ratios")))
 for name, a, b, ra, rb in rows:
     print(f"{name:22s} {a:7.3f} {b:7.3f} {a - b:+7.3f}  cand runs {ra}  base runs {rb}")
-diffs = [a - b for _, a, b, _, _ in rows]
+kept = {name for name, *_ in rows}
+p = paired({"policy": cand, "scenarios": {k: v for k, v in d["scenarios"].items() if k in kept}}, base)
 ca, ba = [a for _, a, _, _, _ in rows], [b for _, _, b, _, _ in rows]
-md, se = statistics.fmean(diffs), statistics.stdev(diffs) / len(diffs) ** 0.5
+md, se = p["mean_difference"], p["standard_error"]
 ok = (md >= 0 if test else md > 0) and min(ca) >= min(ba) - 0.05
 print(f"n={len(rows)} (excluded {sorted(excl) or 'none'}): cand {statistics.fmean(ca):.3f} / "
       f"min {min(ca):.3f}, base {statistics.fmean(ba):.3f} / min {min(ba):.3f}; paired "
-      f"{md:+.3f} +- {se:.3f} (higher {sum(x > 0 for x in diffs)}, lower "
-      f"{sum(x < 0 for x in diffs)}): {'PASS' if ok else 'FAIL'}"
+      f"{md:+.3f} +- {se:.3f} (higher {p['higher']}, lower {p['lower']}): {'PASS' if ok else 'FAIL'}"
       f"{'' if abs(md) > 2 * se else ' (within 2 SE: not established)'}")
 sys.exit(0 if ok else 1)
