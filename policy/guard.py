@@ -131,8 +131,7 @@ class Guard:
         self.inner.target = n  # type: ignore[attr-defined]
 
     def _set_inner(self, n: int) -> int:
-        n = self.config.clip(n)
-        self.inner.target = n  # type: ignore[attr-defined]
+        self.target = n = self.config.clip(n)
         return n
 
     def decide(self, signals: SignalVector) -> int:
