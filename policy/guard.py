@@ -5,11 +5,16 @@ it retreats to one or two streams and stays there, although more streams would p
 did not cause, a slow-start burst on a long path). The guard wraps an inner controller
 (default ``ppo``; ``guard:ppo:/path/ckpt.pt`` for another checkpoint) and follows it, except:
 
-1. **Trigger**: the inner controller asks for ``<= low`` streams (2) while the last
-   ``loss_window`` MIs (3) saw a loss rate of at least ``loss_min`` (0.1 %), and no cooldown
-   is running.
+1. **Trigger**: the inner controller asks for ``<= low`` streams (2), for ``patience``
+   MIs in a row (1), while the last ``loss_window`` MIs (3) saw a loss rate of at least
+   ``loss_min`` (0.1 %), and no cooldown is running.
 2. **Measure low**: the guard lets it go there and waits ``settle`` MIs (2); the utility of
-   the last of them is the reference.
+   the last of them is the reference. With ``elastic`` > 0 the guard first asks whether the
+   retreat cured the loss: if the lowest loss rate read at the low level is below
+   ``elastic`` times the highest one of the trigger window, the loss was the transfer's own
+   (it falls with its stream count), so no probe is run and the inner controller keeps the
+   low level (a probe there only buys the loss back, e.g. several BBR streams in a deep
+   queue). Loss that others cause, or random loss, does not fall with the retreat.
 3. **Probe, then low again (A/B/A)**: ``step`` more streams (5) for ``settle`` MIs, then
    back to the low level for ``settle`` MIs. The probe wins only if its utility beats
    *both* low measurements by ``margin`` (5 %): a competitor that switches off (or on)
@@ -67,6 +72,12 @@ class GuardConfig:
     floor_share: float = 0.5
     """After a win the inner controller is kept at or above this share of the best level."""
     cooldown: int = 8
+    patience: int = 1
+    """MIs the inner controller must have asked for ``<= low`` in a row before a trigger
+    (1: at once); a policy that climbs back by itself is left alone."""
+    elastic: float = 0.0
+    """Skip the probe when the retreat cut the loss rate below this share of the trigger
+    window's (0: always probe)."""
 
     @classmethod
     def parse(cls, text: str) -> GuardConfig:
@@ -96,7 +107,8 @@ class Guard:
             )
         self.config = config
         self.gc = gc or GuardConfig()
-        self.losses: deque[float] = deque(maxlen=self.gc.loss_window)
+        self.losses: deque[float] = deque(maxlen=self.gc.loss_window + self.gc.patience - 1)
+        """Loss rates of the trigger window, plus the MIs of the ``patience`` wait before it."""
         self.mode = "follow"
         self.k = 0
         self.level = 0
@@ -115,6 +127,12 @@ class Guard:
         self.hold_next: float = self.gc.hold
         self.probes = 0
         """Probes started (for tests and logs)."""
+        self.cured = 0
+        """Triggers where the retreat cured the loss, so no probe ran (``elastic``)."""
+        self.loss_before = 0.0
+        self.loss_low = 0.0
+        self.low_run = 0
+        """Consecutive MIs the inner controller asked for ``<= low`` (``patience``)."""
 
     def initial(self) -> int:
         return self.inner.initial()
@@ -143,10 +161,16 @@ class Guard:
             return self._follow(proposed)
         self.k += 1
         u = utility_of(signals)
+        if self.mode == "low":
+            self.loss_low = min(self.loss_low, signals.loss_rate or 0.0)
         if self.k < self.gc.settle:
             return self.level
         if self.mode == "low":
             self.u_ref, self.best, self.base = u, self.level, self.level
+            if self.loss_low < self.gc.elastic * self.loss_before:
+                self.cured += 1
+                return self._hand_back()
+            self.probes += 1
             return self._probe(self.level + self.gc.step)
         if self.mode == "first":  # B measured: go back to the low level for A again
             self.u_probe, self.b_level, self.mode, self.k = u, self.level, "again", 0
@@ -169,10 +193,12 @@ class Guard:
     def _follow(self, proposed: int) -> int:
         if self.floor_left > 0 and proposed < self.floor:
             return self._set_inner(self.floor)
-        lossy = max(self.losses, default=0.0) >= self.gc.loss_min
-        if proposed <= self.gc.low and lossy and self.cool_left == 0:
+        self.low_run = self.low_run + 1 if proposed <= self.gc.low else 0
+        window = list(self.losses)[-self.gc.loss_window :]
+        lossy = max(window, default=0.0) >= self.gc.loss_min
+        if self.low_run >= self.gc.patience and lossy and self.cool_left == 0:
             self.mode, self.k, self.level, self.climbs = "low", 0, proposed, 0
-            self.probes += 1
+            self.loss_before, self.loss_low = max(self.losses), float("inf")
         return proposed
 
     def _probe(self, n: int) -> int:

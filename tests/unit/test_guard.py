@@ -40,7 +40,23 @@ class NoTarget:
         return 1
 
 
+class Dip(Retreat):
+    """Retreats to one stream for two MIs out of every ten, then climbs back to 8 by itself."""
+
+    name = "dip"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        super().__init__(args, config)
+        self.t = 0
+
+    def decide(self, signals: SignalVector) -> int:
+        self.t += 1
+        self.target = 1 if self.t % 10 in (1, 2) else 8
+        return self.target
+
+
 register("test-retreat", Retreat)
+register("test-dip", Dip)
 register("test-notarget", NoTarget)
 
 
@@ -173,3 +189,31 @@ def test_a_list_of_specs_keeps_each_specs_own_arguments() -> None:
     )
     assert split_specs("schedule:2,8,1,16,gd") == ("schedule:2,8,1,16", "gd")
     assert split_specs("nope,gd") == ("nope", "gd")  # the first piece is kept, and refused later
+
+
+def test_guard_elastic_skips_the_probe_when_the_retreat_cured_the_loss() -> None:
+    # The loss is the transfer's own (several streams overflow the queue): at one stream it is
+    # gone. The plain guard probes anyway and buys the loss back; the elastic one does not.
+    def world(n: int) -> tuple[float, float]:
+        return (100.0, 0.03 if n > 2 else 0.0)
+
+    plain, p1 = _run(world, 30)
+    elastic, p2 = _run(world, 30, spec="guard:elastic=0.25:test-retreat")
+    assert plain.probes >= 1 and 6 in p1
+    assert elastic.probes == 0 and elastic.cured == 1 and max(p2[1:]) == 1
+
+
+def test_guard_elastic_still_probes_loss_that_others_cause() -> None:
+    g, path = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:elastic=0.25:test-retreat")
+    assert g.cured == 0 and max(path) == 16
+
+
+def test_guard_patience_leaves_a_policy_that_climbs_back_by_itself() -> None:
+    # The inner dips to 1 stream for 2 MIs and recovers; loss is others' (probing would pay).
+    eager, p1 = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:test-dip")
+    patient, p2 = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:patience=3:test-dip")
+    assert eager.probes >= 1 and patient.probes == 0
+    assert p2 == [1 if t % 10 in (1, 2) else 8 for t in range(1, 41)]
+    # A policy that stays down is still probed, after the wait.
+    g, path = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:patience=3:test-retreat")
+    assert g.probes >= 1 and path[:3] == [1, 1, 1] and max(path) == 16

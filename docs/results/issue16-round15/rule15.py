@@ -1,6 +1,8 @@
 """Rules 4/5 of round 15: paired difference of CAND - BASE over one suite JSON (--suite --json).
 
-python3 rule15.py RESULT.json CAND BASE [--exclude NAME ...]; exit 0 if the rule holds:
+python3 rule15.py RESULT.json[,MORE.json...] CAND BASE [--min-ustar U] [--exclude NAME ...];
+exit 0 if the rule holds (several suites' JSONs pool their scenarios; --min-ustar, round 16,
+leaves out scenarios whose yardstick's best mean utility U* is below U):
 paired mean difference > 0 (rule 4: validation) / >= 0 (rule 5: test, --test) and CAND's
 minimum >= BASE's minimum - 0.05, over the scenarios where both have a ratio."""
 import json, statistics, sys
@@ -11,13 +13,17 @@ args = sys.argv[1:]
 test = "--test" in args
 args = [a for a in args if a != "--test"]
 excl = set(args[args.index("--exclude") + 1:]) if "--exclude" in args else set()
+min_ustar = float(args[args.index("--min-ustar") + 1]) if "--min-ustar" in args else None
 path, cand, base = args[:3]
-d = json.load(open(path))
+d = {"scenarios": {k: v for p in path.split(",") for k, v in json.load(open(p))["scenarios"].items()}}
 rows = []
 for name, row in sorted(d["scenarios"].items()):
     c = row["controllers"]
     a, b = (c.get(cand) or {}).get("utility_ratio"), (c.get(base) or {}).get("utility_ratio")
     if a is None or b is None or name in excl:
+        continue
+    if min_ustar is not None and row["best_fixed"]["mean_utility"] < min_ustar:
+        excl.add(name)
         continue
     rows.append((name, a, b, c[cand].get("run_ratios"), c[base].get("run_ratios")))
 for name, a, b, ra, rb in rows:
