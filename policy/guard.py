@@ -12,9 +12,10 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    the last of them is the reference. With ``elastic`` > 0 the guard first asks whether the
    retreat cured the loss: if the lowest loss rate read at the low level is below
    ``elastic`` times the highest one of the trigger window, the loss was the transfer's own
-   (it falls with its stream count), so no probe is run and the inner controller keeps the
-   low level (a probe there only buys the loss back, e.g. several BBR streams in a deep
-   queue). Loss that others cause, or random loss, does not fall with the retreat.
+   (it falls with its stream count), so no probe is run: the inner controller keeps the
+   low level and the cooldown starts as after a lost probe (a probe there only buys the
+   loss back, e.g. several BBR streams in a deep queue). Loss that others cause, or random
+   loss, does not fall with the retreat.
 3. **Probe, then low again (A/B/A)**: ``step`` more streams (5) for ``settle`` MIs, then
    back to the low level for ``settle`` MIs. The probe wins only if its utility beats
    *both* low measurements by ``margin`` (5 %): a competitor that switches off (or on)
