@@ -217,3 +217,16 @@ def test_guard_patience_leaves_a_policy_that_climbs_back_by_itself() -> None:
     # A policy that stays down is still probed, after the wait.
     g, path = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:patience=3:test-retreat")
     assert g.probes >= 1 and path[:3] == [1, 1, 1] and max(path) == 16
+
+
+def test_guard_elastic_reads_noisy_loss_by_its_mean() -> None:
+    # Others' loss beside BBR reads 0 % one MI and 8 % the next: the retreat cures nothing.
+    # Lowest-at-low against highest-before (round 16's first rule) called that cured and
+    # never probed; means see 4 % on both sides and probe (more streams pay here).
+    ticks = iter(range(10**6))
+
+    def world(n: int) -> tuple[float, float]:
+        return (2.5 * n, 0.08 * (next(ticks) % 2))
+
+    g, path = _run(world, 40, spec="guard:patience=3,elastic=0.25:test-retreat")
+    assert g.cured == 0 and g.probes >= 1 and max(path) > 6
