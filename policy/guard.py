@@ -202,12 +202,11 @@ class Guard:
         if self.floor_left > 0 and proposed < self.floor:
             return self._set_inner(self.floor)
         self.low_run = self.low_run + 1 if proposed <= self.gc.low else 0
-        window = list(self.losses)[-self.gc.loss_window :]
-        lossy = max(window, default=0.0) >= self.gc.loss_min
+        hist = list(self.losses)
+        lossy = max(hist[-self.gc.loss_window :], default=0.0) >= self.gc.loss_min
         if self.low_run >= self.gc.patience and lossy and self.cool_left == 0:
             self.mode, self.k, self.level, self.climbs = "low", 0, proposed, 0
-            hist, waited = list(self.losses), min(self.low_run, self.gc.patience) - 1
-            cut = len(hist) - waited  # the wait's MIs were read at the low level already
+            cut = len(hist) - (self.gc.patience - 1)  # the wait's MIs were read low already
             self.loss_before, self.loss_low = fmean(hist[:cut] or [0.0]), hist[cut:]
         return proposed
 
