@@ -32,6 +32,17 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    doubles each time (8, 16, ... MIs), so a path where 1-2 streams are right pays for a
    probe rarely.
 
+5. **Shed (opt-in, ``shed`` > 0): the same experiment downwards.** When the inner controller
+   holds 2 or more streams while the trigger window's mean loss rate is at least ``shed``
+   (e.g. 3 %), the guard measures that level, then half of it, then that level again
+   (``settle`` MIs each). If the lower level's utility beats *both* readings by ``margin``,
+   the loss was the transfer's own (BBR streams in a shallow queue lose 10-20 % at 2-3
+   streams and little at one, while the policy reads the loss as others' and stays): the
+   inner controller is kept at or below the lower level for ``hold`` MIs, doubled after each
+   consecutive win. Otherwise the loss is shared or random and fewer streams only cost
+   throughput: the guard hands back and will not shed again for a cooldown that doubles
+   each time (``cooldown``, like the probe's, but counted apart).
+
 Every constant can be set in the spec, for choosing them on validation scenarios:
 ``guard:hold=20,hold_growth=2:ppo`` (``KEY=VALUE`` pairs of :class:`GuardConfig` before
 the inner controller).
@@ -78,6 +89,9 @@ class GuardConfig:
     patience: int = 1
     """MIs the inner controller must have asked for ``<= low`` in a row before a trigger
     (1: at once); a policy that climbs back by itself is left alone."""
+    shed: float = 0.0
+    """Mean loss rate of the trigger window at or above which the guard tests half the inner
+    controller's level when it holds 2 or more streams (0: never; step 5 of the docstring)."""
     elastic: float = 0.0
     """Skip the probe when the retreat cut the mean loss rate below this share of the
     trigger window's mean (0: always probe). Means, not extremes: one MI's loss beside
@@ -141,6 +155,17 @@ class Guard:
         """Loss rates read at the low level since the retreat (``elastic``)."""
         self.low_run = 0
         """Consecutive MIs the inner controller asked for ``<= low`` (``patience``)."""
+        self.sheds = 0
+        """Shed experiments started (``shed``)."""
+        self.shed_wins = 0
+        """Shed experiments the lower level won."""
+        self.u_high = 0.0
+        """Utility of the first reading at the inner controller's level (A of a shed's A/B/A)."""
+        self.ceil = 0
+        self.ceil_left = 0
+        self.shed_cool_left = 0
+        self.shed_cool_next = self.gc.cooldown
+        self.shed_hold_next = self.gc.hold
 
     def initial(self) -> int:
         return self.inner.initial()
@@ -165,10 +190,14 @@ class Guard:
         self.losses.append(signals.loss_rate or 0.0)
         self.cool_left = max(self.cool_left - 1, 0)
         self.floor_left = max(self.floor_left - 1, 0)
+        self.ceil_left = max(self.ceil_left - 1, 0)
+        self.shed_cool_left = max(self.shed_cool_left - 1, 0)
         if self.mode == "follow":
             return self._follow(proposed)
         self.k += 1
         u = utility_of(signals)
+        if self.mode.startswith("shed"):
+            return self._shed(u)
         if self.mode == "low":
             self.loss_low.append(signals.loss_rate or 0.0)
         if self.k < self.gc.settle:
@@ -201,14 +230,57 @@ class Guard:
     def _follow(self, proposed: int) -> int:
         if self.floor_left > 0 and proposed < self.floor:
             return self._set_inner(self.floor)
+        if self.ceil_left > 0 and proposed > self.ceil:
+            return self._set_inner(self.ceil)
         self.low_run = self.low_run + 1 if proposed <= self.gc.low else 0
         hist = list(self.losses)
-        lossy = max(hist[-self.gc.loss_window :], default=0.0) >= self.gc.loss_min
-        if self.low_run >= self.gc.patience and lossy and self.cool_left == 0:
+        window = hist[-self.gc.loss_window :]
+        if (
+            self.gc.shed > 0
+            and proposed >= 2
+            and proposed // 2 >= self.config.min_streams
+            and self.shed_cool_left == 0
+            and self.floor_left == 0
+            and self.ceil_left == 0
+            and len(window) == self.gc.loss_window
+            and fmean(window) >= self.gc.shed
+        ):
+            self.sheds += 1
+            self.mode, self.k, self.level = "shed_high", 0, proposed
+            return proposed
+        lossy = max(window, default=0.0) >= self.gc.loss_min
+        if (
+            self.low_run >= self.gc.patience
+            and lossy
+            and self.cool_left == 0
+            and self.ceil_left == 0
+        ):
             self.mode, self.k, self.level, self.climbs = "low", 0, proposed, 0
             cut = len(hist) - (self.gc.patience - 1)  # the wait's MIs were read low already
             self.loss_before, self.loss_low = fmean(hist[:cut] or [0.0]), hist[cut:]
         return proposed
+
+    def _shed(self, u: float) -> int:
+        """A/B/A downwards: the inner level, half of it, the inner level again."""
+        if self.k < self.gc.settle:
+            return self._set_inner(self.level if self.mode != "shed_low" else self.level // 2)
+        self.k = 0
+        if self.mode == "shed_high":
+            self.u_high, self.mode = u, "shed_low"
+            return self._set_inner(self.level // 2)
+        if self.mode == "shed_low":
+            self.u_probe, self.mode = u, "shed_again"
+            return self._set_inner(self.level)
+        self.mode = "follow"
+        high = max(self.u_high, u)
+        if self.u_probe > high + self.gc.margin * abs(high):  # the loss was ours
+            self.shed_wins += 1
+            self.ceil, self.ceil_left = self.level // 2, round(self.shed_hold_next)
+            self.shed_hold_next *= 2
+            return self._set_inner(self.ceil)
+        self.shed_cool_left, self.shed_cool_next = self.shed_cool_next, self.shed_cool_next * 2
+        self.shed_hold_next = self.gc.hold
+        return self._set_inner(self.level)
 
     def _probe(self, n: int) -> int:
         self.mode, self.k = ("first" if self.climbs == 0 else "probe"), 0

@@ -230,3 +230,49 @@ def test_guard_elastic_reads_noisy_loss_by_its_mean() -> None:
 
     g, path = _run(world, 40, spec="guard:patience=3,elastic=0.25:test-retreat")
     assert g.cured == 0 and g.probes >= 1 and max(path) > 6
+
+
+class Stay(Retreat):
+    """Always asks for the same stream count (``test-stay:3``), whatever the loss."""
+
+    name = "stay"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.target = self.n = int(args or 3)
+
+    def decide(self, signals: SignalVector) -> int:
+        self.target = self.n
+        return self.n
+
+
+register("test-stay", Stay)
+
+
+def test_guard_shed_finds_that_the_loss_was_its_own() -> None:
+    # Our streams on BBR in a shallow queue: 12 % loss at 2-3 streams, 1 % at one, the same
+    # throughput. An inner policy that stays at 3 reads the loss as others'; shed tests 1
+    # stream, wins, and keeps the inner at or below it (the hold doubling after each win).
+    def world(n: int) -> tuple[float, float]:
+        return (100.0, 0.12 if n >= 2 else 0.01)
+
+    plain, p1 = _run(world, 60, spec="guard:test-stay:3")
+    shed, p2 = _run(world, 60, spec="guard:shed=0.03:test-stay:3")
+    assert plain.sheds == 0 and set(p1) == {3}
+    assert shed.sheds >= 2 and shed.shed_wins == shed.sheds
+    assert p2.count(1) > 40 and shed.probes == 0  # the ceiling also blocks the up-probe
+
+
+def test_guard_shed_hands_back_where_the_loss_is_shared() -> None:
+    # Others hold 5 % loss; each stream gets 2.5 Mbit/s: fewer streams only cost throughput.
+    # Every shed loses, and the cooldown doubles (8, 16, 32 MIs): few MIs below 4.
+    g, path = _run(lambda n: (2.5 * n, 0.05), 80, spec="guard:shed=0.03:test-stay:4")
+    assert g.sheds >= 1 and g.shed_wins == 0
+    assert path.count(2) == 2 * g.sheds and g.sheds <= 4
+    assert path.count(4) >= 80 - 2 * g.sheds
+
+
+def test_guard_shed_needs_the_loss_and_a_level_to_halve() -> None:
+    g, _ = _run(lambda n: (100.0, 0.01), 30, spec="guard:shed=0.03:test-stay:3")
+    assert g.sheds == 0  # 1 % is below the threshold
+    g, _ = _run(lambda n: (100.0, 0.2), 30, spec="guard:shed=0.03,low=0:test-stay:1")
+    assert g.sheds == 0  # one stream cannot be halved
