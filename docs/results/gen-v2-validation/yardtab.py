@@ -1,6 +1,6 @@
 """The yardstick table of this directory's JSON files (markdown), for README.md.
 
-python3 yardtab.py [DIR]: one row per scenario (best N by utility and U*, best N by
+python3 yardtab.py [DIR] (gen-v3-validation too): one row per scenario (best N by utility and U*, best N by
 throughput and its Mbit/s, gd and bo ratios with their runs), then the means."""
 import json, statistics, sys
 from pathlib import Path
@@ -9,7 +9,7 @@ d = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent)
 print("| scenario | best N (utility) | U* | best N (throughput) | Mbit/s there | gd [runs] | bo [runs] |")
 print("|---|---|---|---|---|---|---|")
 agg: dict[str, list[float]] = {"gd": [], "bo": []}
-for f in sorted(d.glob("gen-v2-*.json")):
+for f in sorted(d.glob("gen-v*-*.json")):
     row = next(iter(json.loads(f.read_text())["scenarios"].values()))
     b, c = row["best_fixed"], row["controllers"]
     cells = []
