@@ -41,7 +41,9 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    inner controller is kept at or below the lower level for ``hold`` MIs, doubled after each
    consecutive win. Otherwise the loss is shared or random and fewer streams only cost
    throughput: the guard hands back and will not shed again for a cooldown that doubles
-   each time (``cooldown``, like the probe's, but counted apart).
+   each time (``cooldown``, like the probe's, but counted apart). Measured in round 17
+   (``shed=0.05``, ``docs/results/issue16-round17/``): it did not pay on the testbed (halving
+   is too small a step at 6 BBR streams and too large at 2 capped ones), so it is off.
 
 Every constant can be set in the spec, for choosing them on validation scenarios:
 ``guard:hold=20,hold_growth=2:ppo`` (``KEY=VALUE`` pairs of :class:`GuardConfig` before
