@@ -53,7 +53,10 @@ def _assert_resumed(summary: dict, total: int, *, some_skipped: bool) -> None:
     assert summary["bytes"] == total
     if some_skipped:
         assert summary["bytes_skipped"] > 0, summary
-        assert summary["bytes_sent"] < total, summary
+        # copies of blocks in flight elsewhere (endgame, hedging) count in bytes_sent; the
+        # resume must have sent fewer *distinct* bytes than the whole tree (CI 2026-11-27:
+        # 3.7 MB of endgame copies put bytes_sent 18 kB above the total of a resumed run)
+        assert summary["bytes_sent"] - summary["bytes_redundant"] < total, summary
     # nothing is skipped that was not verified, nothing missing is left unsent
     assert summary["bytes_sent"] + summary["bytes_skipped"] >= total, summary
 
