@@ -239,8 +239,7 @@ class Guard:
         window = hist[-self.gc.loss_window :]
         if (
             self.gc.shed > 0
-            and proposed >= 2
-            and proposed // 2 >= self.config.min_streams
+            and proposed // 2 >= self.config.min_streams  # >= 2 streams, as min_streams >= 1
             and self.shed_cool_left == 0
             and self.floor_left == 0
             and self.ceil_left == 0
