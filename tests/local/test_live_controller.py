@@ -92,9 +92,10 @@ def test_stdin_policy_follows_the_driver(tmp_path, recv) -> None:
     assert [i["action"] for i in decided] == [
         min(a, 6) - i["streams"] for a, i in zip(answered, decided, strict=True)
     ]
-    # an answer that came in time sets the streams of the next MI
+    # an answer that came in time sets the streams of the next MI, unless the transfer ran out
+    # of blocks in it (its streams close as their work ends: a CI run saw 1 where 2 was set)
     for prev, nxt in zip(intervals, intervals[1:], strict=False):
-        if prev in decided and nxt in decided:
+        if prev in decided and nxt in decided and nxt["bytes_done"] < nxt["bytes_total"]:
             assert nxt["streams"] == prev["streams"] + prev["action"], (prev, nxt)
     assert trees_equal(src, os.path.join(root, "src"))
 

@@ -126,9 +126,13 @@ def test_evaluate_reports_utility_ratio(
     row = result["scenarios"]["paper-fig1"]
     assert row["best_fixed"]["streams"] == 20 and row["best_fixed"]["mean_utility"] > 0
     assert set(row["controllers"]) == {ppo, "gd", "bo"}
+    best_u = row["best_fixed"]["mean_utility"]
     for c in row["controllers"].values():
-        assert c["utility_ratio"] is not None and 0 < c["utility_ratio"] < 3
-        assert c["mean_throughput_bps"] > 0
+        # the ratio is the controller's mean utility over the best fixed N's. Its sign is the
+        # network's, not evaluate's: one loss burst in a 6-s run on a shared machine once gave
+        # a controller -0.024, so only the arithmetic and a loose upper bound are checked here
+        assert c["utility_ratio"] == pytest.approx(c["mean_utility"] / best_u)
+        assert c["utility_ratio"] < 3 and c["mean_throughput_bps"] > 0
     assert result["utility_ratio_mean"] == pytest.approx(row["controllers"][ppo]["utility_ratio"])
     # --reference: that output is the stored yardstick; only the policy named now runs (the
     # sweep's own best, fixed:20, so its ratio is about 1), GD and BO come from the file.
