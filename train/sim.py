@@ -561,9 +561,7 @@ def steady(
     over = demand / np.maximum(c_sat, 1e-9)  # the windows in BDPs
     pipe = over / (1.0 + beta)
     p_loss_based = np.where(by_window, p_loss_based * np.clip(pipe - 1.0, 0.0, 1.0), p_loss_based)
-    p_bbr = np.where(
-        col(p.bbr_own) > 0, _bbr_loss_r18(beta, n_tot), _bbr_loss_legacy(beta, n_tot)
-    )
+    p_bbr = np.where(col(p.bbr_own) > 0, _bbr_loss_r18(beta, n_tot), _bbr_loss_legacy(beta, n_tot))
     p_cong = np.where(saturated, np.where(cc == 2, p_bbr, p_loss_based) * col(p.loss_scale), 0.0)
     # With a BBR competitor the queue is the competitor's: the loss is its, whatever we do.
     p_cong = np.where(ext > 0, 0.0, p_cong)
