@@ -4,7 +4,7 @@
 # From a frozen worktree at /work/wt/eval18.
 set -uo pipefail
 WT=/work/wt/eval18; R=/work/runs/r18; H=$WT/docs/results; C=$WT/policy/weights/candidates
-E18="ensemble:$C/hold-bbr18-s2.pt+$C/onoff-bbr18-s4.pt"
+E18="ensemble:$C/hold-bbr18-s2.pt+$C/onoff-bbr18-s5.pt"  # E18b (README, amendment)
 export PYTHONPATH=$WT
 cd $WT
 python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
