@@ -31,6 +31,12 @@ idx  name                 value
 
 The observation is the history of the last ``history`` such rows, oldest first, flattened
 (``history * 14`` floats); slots before the first MI are all zero.
+
+With ``FeatureConfig.own_cc`` one context input follows the history: ``own_bbr``, 1 if our
+own streams ran BBR in the newest MI (the engine's ``SignalVector.cc``; the simulator's
+per-network congestion control), else 0 (also when unknown). Our BBR streams lose 6-25 % in a
+shallow queue with nobody else there (issue #16 round 18), where a loss-based window loses
+next to nothing: without the bit the policy cannot tell its own loss from another transfer's.
 """
 
 from __future__ import annotations
@@ -88,11 +94,19 @@ class FeatureConfig:
     4); against a 1 ms floor that jitter is a ratio near 1, as it should be. Paths of
     >= 1 ms are unchanged. 0 turns the floor off (checkpoints before it: their inputs on
     sub-ms paths change, nothing else)."""
+    own_cc: bool = False
+    """Append the ``own_bbr`` context input after the history (module docstring). Off in
+    every checkpoint written before it (their key is absent: the observation is unchanged)."""
+
+    @property
+    def n_context(self) -> int:
+        """Inputs after the history (0 or 1)."""
+        return int(self.own_cc)
 
     @property
     def obs_dim(self) -> int:
         """Length of the flattened observation."""
-        return self.history * N_FEATURES
+        return self.history * N_FEATURES + self.n_context
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for checkpoints."""
@@ -126,14 +140,22 @@ class FeatureState:
     """Streams of the previous MI (0 before the first)."""
     hist: FloatArray
     """History of feature rows, shape ``(E, history, N_FEATURES)``, oldest first."""
+    ctx: FloatArray
+    """Context inputs of the newest MI, shape ``(E, n_context)``."""
 
     @classmethod
     def zeros(cls, n_envs: int, cfg: FeatureConfig) -> FeatureState:
         """Fresh state for ``n_envs`` transfers that have not measured anything yet."""
         z = np.zeros(n_envs, dtype=np.float64)
+        hist = np.zeros((n_envs, cfg.history, N_FEATURES), np.float32)
         return cls(
-            z.copy(), z.copy(), z.copy(), np.zeros((n_envs, cfg.history, N_FEATURES), np.float32)
+            z.copy(), z.copy(), z.copy(), hist, np.zeros((n_envs, cfg.n_context), np.float32)
         )
+
+    def observation(self) -> FloatArray:
+        """The flattened observations ``(E, obs_dim)``: history, then context."""
+        flat = self.hist.reshape(self.hist.shape[0], -1)
+        return np.concatenate([flat, self.ctx], axis=1) if self.ctx.shape[1] else flat.copy()
 
     def reset(self, mask: npt.NDArray[np.bool_]) -> None:
         """Forget the environments selected by ``mask`` (a new transfer starts there)."""
@@ -141,6 +163,7 @@ class FeatureState:
         self.thr_prev[mask] = 0.0
         self.streams_prev[mask] = 0.0
         self.hist[mask] = 0.0
+        self.ctx[mask] = 0.0
 
 
 def _nan_to(x: npt.NDArray[np.float64], v: float) -> npt.NDArray[np.float64]:
@@ -169,10 +192,12 @@ def step_features(
     rtt_gradient: npt.NDArray[np.float64],
     rtt_ratio: npt.NDArray[np.float64],
     min_rtt_ms: npt.NDArray[np.float64] | None = None,
+    own_bbr: npt.NDArray[np.float64] | None = None,
 ) -> FloatArray:
     """Push one MI's measurements (NaN = unknown) into ``st``; return observations ``(E, D)``.
     ``min_rtt_ms`` (NaN or ``None`` = unknown) sets the base of the RTT ratio
-    (``FeatureConfig.rtt_floor_ms``)."""
+    (``FeatureConfig.rtt_floor_ms``). ``own_bbr`` (1 = our streams run BBR; ``None`` =
+    unknown, read as 0) is the context input of ``FeatureConfig.own_cc``."""
     if min_rtt_ms is not None:
         rtt_ratio = floored_rtt_ratio(rtt_ratio, min_rtt_ms, cfg.rtt_floor_ms)
     thr = np.maximum(throughput_bps, 0.0)
@@ -209,11 +234,22 @@ def step_features(
     st.streams_prev = n
     st.hist[:, :-1] = st.hist[:, 1:]
     st.hist[:, -1] = row
-    return st.hist.reshape(thr.shape[0], -1).copy()
+    if cfg.own_cc:
+        bit = np.zeros_like(thr) if own_bbr is None else np.nan_to_num(own_bbr, nan=0.0)
+        st.ctx[:, 0] = bit > 0.5
+    return st.observation()
 
 
 def _f(x: float | None) -> float:
     return float("nan") if x is None else float(x)
+
+
+def own_bbr_bit(cc: str | None) -> float:
+    """The ``own_bbr`` input for a congestion-control name: 1 for BBR (any version), 0 for
+    anything else, NaN when unknown."""
+    if cc is None:
+        return float("nan")
+    return 1.0 if cc.lower().startswith("bbr") else 0.0
 
 
 class FeatureTracker:
@@ -229,7 +265,7 @@ class FeatureTracker:
 
     def observation(self) -> FloatArray:
         """The current observation without pushing anything, shape ``(obs_dim,)``."""
-        return self.state.hist.reshape(-1).copy()
+        return self.state.observation()[0]
 
     def push(self, s: SignalVector) -> FloatArray:
         """Add one MI's signal vector; return the observation, shape ``(obs_dim,)``."""
@@ -243,6 +279,7 @@ class FeatureTracker:
             a([_f(s.rtt_gradient)]),
             a([_f(s.rtt_ratio)]),
             a([_f(s.min_rtt_ms)]),
+            a([own_bbr_bit(s.cc)]),
         )
         return obs[0]
 

@@ -109,10 +109,15 @@ class MLPTrunk(nn.Module):
 class TransformerTrunk(nn.Module):
     """Embeds each history row, runs a Transformer encoder, keeps the newest token."""
 
-    def __init__(self, history: int, d_model: int, n_heads: int, n_layers: int, ff: int) -> None:
+    def __init__(
+        self, history: int, d_model: int, n_heads: int, n_layers: int, ff: int, n_context: int = 0
+    ) -> None:
         super().__init__()
         self.history = history
+        self.n_context = n_context
         self.embed = nn.Linear(N_FEATURES, d_model)
+        self.context = nn.Linear(n_context, d_model) if n_context else None
+        """Context inputs (``FeatureConfig.own_cc``), added to every token's embedding."""
         self.pos = nn.Parameter(torch.zeros(history, d_model))
         layer = nn.TransformerEncoderLayer(
             d_model, n_heads, ff, dropout=0.0, batch_first=True, norm_first=True
@@ -122,8 +127,12 @@ class TransformerTrunk(nn.Module):
         self.out_dim = d_model
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        x = obs.reshape(obs.shape[0], self.history, N_FEATURES)
-        h = self.encoder(self.embed(x) + self.pos)
+        rows = self.history * N_FEATURES
+        x = obs[:, :rows].reshape(obs.shape[0], self.history, N_FEATURES)
+        tokens = self.embed(x) + self.pos
+        if self.context is not None:
+            tokens = tokens + self.context(obs[:, rows:]).unsqueeze(1)
+        h = self.encoder(tokens)
         return self.head(h[:, -1])
 
 
@@ -142,6 +151,7 @@ def build_trunk(arch: dict[str, Any]) -> MLPTrunk | TransformerTrunk:
             int(arch["n_heads"]),
             int(arch["n_layers"]),
             int(arch["ff"]),
+            feats.n_context,
         )
     raise ValueError(f"checkpoint arch: unknown kind {kind!r} (expected 'mlp' or 'transformer')")
 

@@ -61,6 +61,9 @@ class SignalVector:
     """Data segments sent during this MI."""
     paths: tuple[PathSignal, ...] = field(default=())
     """Per-path aggregates (MPTCP); empty for plain TCP."""
+    cc: str | None = None
+    """Kernel congestion control our streams ran in this MI (the sender's choice for its
+    streams, e.g. ``cubic``, ``bbr``; with ``--cc auto`` the current choice), or unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``--json-stream`` record minus its ``event`` key)."""

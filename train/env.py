@@ -31,7 +31,7 @@ import numpy.typing as npt
 from policy.features import FeatureConfig, FeatureState, step_features
 from policy.ppo import ACTIONS
 from train.live import LiveConfig, LiveEnv
-from train.sim import Measurement, NetParams, SimConfig, Simulator, utility_of
+from train.sim import CC_NAMES, Measurement, NetParams, SimConfig, Simulator, utility_of
 
 __all__ = ["EnvConfig", "LiveConfig", "LiveEnv", "SimVecEnv", "XferSimEnv"]
 
@@ -171,12 +171,13 @@ class SimVecEnv:
             return
         sub = FeatureState(
             self.fstate.thr_max[mask], self.fstate.thr_prev[mask],
-            self.fstate.streams_prev[mask], self.fstate.hist[mask],
+            self.fstate.streams_prev[mask], self.fstate.hist[mask], self.fstate.ctx[mask],
         )  # fmt: skip
         pick = Measurement(**{k: v[mask] for k, v in vars(m).items()})
         self.obs[mask] = self._features(sub, pick)
         self.fstate.thr_max[mask], self.fstate.thr_prev[mask] = sub.thr_max, sub.thr_prev
         self.fstate.streams_prev[mask], self.fstate.hist[mask] = sub.streams_prev, sub.hist
+        self.fstate.ctx[mask] = sub.ctx
 
     def _features(self, st: FeatureState, m: Measurement) -> npt.NDArray[np.float32]:
         return step_features(
@@ -188,6 +189,7 @@ class SimVecEnv:
             m.rtt_gradient,
             m.rtt_ratio,
             m.min_rtt_ms,
+            (m.cc == CC_NAMES.index("bbr")).astype(np.float64),
         )
 
     def step(self, action: npt.NDArray[np.integer]) -> tuple[Any, F64, Any, Any, dict[str, Any]]:

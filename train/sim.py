@@ -320,6 +320,8 @@ class Measurement:
     streams: F64
     retrans_segs: F64
     data_segs_out: F64
+    cc: npt.NDArray[np.int64]
+    """Our streams' congestion control, an index into :data:`CC_NAMES` (the network's)."""
 
     def signal(self, i: int, t: float, mi_s: float) -> SignalVector:
         """Environment ``i``'s measurement as the engine's :class:`SignalVector`."""
@@ -338,6 +340,7 @@ class Measurement:
             bytes_acked=int(thr * mi_s / 8),
             retrans_segs=int(self.retrans_segs[i]),
             data_segs_out=int(self.data_segs_out[i]),
+            cc=CC_NAMES[int(self.cc[i])],
         )
 
 
@@ -692,6 +695,7 @@ class Simulator:
             streams=n,
             retrans_segs=lost.astype(np.float64),
             data_segs_out=segs,
+            cc=self.params.cc.copy(),
         )
 
     def _move_peers(self, was_on: F64) -> None:

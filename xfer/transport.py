@@ -119,6 +119,16 @@ def _available_cc() -> str:
         return ""
 
 
+def default_cc() -> str | None:
+    """The congestion control new TCP sockets get when xfer sets none (this network
+    namespace's ``net.ipv4.tcp_congestion_control``), or ``None`` if it cannot be read."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
 def _resolve(host: str, port: int, passive: bool = False) -> tuple[int, tuple[str, int]]:
     flags = socket.AI_PASSIVE if passive else 0
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=flags)

@@ -21,7 +21,7 @@ def test_the_json_stream_record_keeps_its_keys_and_order() -> None:
     rec = Interval(sig(), 1.5, 0.2, 3, bytes_done=10, cc="bbr", drain=True, bytes_total=99)
     before = {  # as the sender wrote it when the record was a dict, plus the API's total
         "event": "interval",
-        **sig().to_dict(),
+        **{k: v for k, v in sig().to_dict().items() if k != "cc"},
         "utility": 1.5,
         "reward": 0.2,
         "action": 3,

@@ -44,9 +44,12 @@ def _ckpt(tmp_path: Path, arch: dict, bias_action: int | None = None, name: str 
     return path
 
 
+@pytest.mark.parametrize("own_cc", [False, True])
 @pytest.mark.parametrize("kind", ["mlp", "transformer"])
-def test_checkpoint_round_trip_rebuilds_the_same_network(tmp_path: Path, kind: str) -> None:
-    f = FeatureConfig(history=4)
+def test_checkpoint_round_trip_rebuilds_the_same_network(
+    tmp_path: Path, kind: str, own_cc: bool
+) -> None:
+    f = FeatureConfig(history=4, own_cc=own_cc)
     arch = mlp_arch(f, (32, 16)) if kind == "mlp" else transformer_arch(f, 16, 2, 1, 32)
     path = _ckpt(tmp_path, arch)
     net, ckpt = load_checkpoint(path)
@@ -61,6 +64,20 @@ def test_checkpoint_round_trip_rebuilds_the_same_network(tmp_path: Path, kind: s
     torch.testing.assert_close(a, b)
     torch.testing.assert_close(va, vb)
     assert a.shape == (3, len(ACTIONS)) and va.shape == (3,)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "transformer"])
+def test_the_own_cc_input_reaches_the_logits(kind: str) -> None:
+    """The BBR bit is wired into both trunks: flipping only it changes the policy's output."""
+    f = FeatureConfig(history=4, own_cc=True)
+    torch.manual_seed(1)
+    net = ActorCritic(mlp_arch(f, (32,)) if kind == "mlp" else transformer_arch(f, 16, 2, 1, 32))
+    x = torch.rand(2, f.obs_dim)
+    x[:, -1] = torch.tensor([0.0, 1.0])
+    x[1, :-1] = x[0, :-1]
+    with torch.no_grad():
+        logits, _ = net(x)
+    assert not torch.allclose(logits[0], logits[1])
 
 
 def test_controller_is_deterministic_and_registered(tmp_path: Path) -> None:

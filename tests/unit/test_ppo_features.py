@@ -137,3 +137,46 @@ def test_rtt_ratio_floor_keeps_microsecond_jitter_from_reading_as_queueing() -> 
         assert wan[_idx("rtt_ratio")] == pytest.approx(np.log(rtt / base) / 2, rel=1e-5)
     unknown = FeatureTracker(FeatureConfig(history=1)).push(_lan(0.16, None))
     assert unknown[_idx("rtt_known")] == 0
+
+
+def _cc_sv(cc: str | None) -> SignalVector:
+    s = _sv(1e8)
+    return SignalVector(**{**{f: getattr(s, f) for f in s.__dataclass_fields__}, "cc": cc})
+
+
+def test_own_cc_appends_one_bbr_bit_after_the_history() -> None:
+    """FeatureConfig.own_cc: one context input after the history, 1 when our streams ran
+    BBR in the newest MI, 0 for loss-based windows and when unknown."""
+    cfg = FeatureConfig(history=3, own_cc=True)
+    assert cfg.obs_dim == 3 * N_FEATURES + 1
+    got = {cc: FeatureTracker(cfg).push(_cc_sv(cc))[-1] for cc in ("bbr", "bbr2", "cubic", None)}
+    assert got == {"bbr": 1.0, "bbr2": 1.0, "cubic": 0.0, None: 0.0}
+    tr = FeatureTracker(cfg)
+    tr.push(_cc_sv("bbr"))
+    assert tr.observation()[-1] == 1.0
+    assert tr.push(_cc_sv("cubic"))[-1] == 0.0  # follows the streams (--cc auto switches)
+    tr.reset()
+    assert tr.observation().shape == (cfg.obs_dim,) and not tr.observation().any()
+
+
+def test_own_cc_off_keeps_the_old_observation() -> None:
+    """Checkpoints written before the bit have no own_cc key: their input is unchanged."""
+    old = {k: v for k, v in FeatureConfig().to_dict().items() if k != "own_cc"}
+    cfg = FeatureConfig.from_dict(old)
+    assert not cfg.own_cc and cfg.obs_dim == cfg.history * N_FEATURES
+    with_bit = FeatureTracker(FeatureConfig(own_cc=True)).push(_cc_sv("bbr"))
+    np.testing.assert_array_equal(FeatureTracker(cfg).push(_cc_sv("bbr")), with_bit[:-1])
+
+
+def test_own_cc_batched_path_equals_tracker() -> None:
+    cfg = FeatureConfig(history=2, own_cc=True)
+    st = FeatureState.zeros(3, cfg)
+    a = np.array
+    out = step_features(
+        st, cfg, a([1e8] * 3), a([4.0] * 3), a([0.0] * 3), a([0.0] * 3), a([1.0] * 3),
+        a([40.0] * 3), own_bbr=a([1.0, 0.0, np.nan]),
+    )  # fmt: skip
+    assert list(out[:, -1]) == [1.0, 0.0, 0.0]
+    np.testing.assert_allclose(out[0], FeatureTracker(cfg).push(_cc_sv("bbr")), atol=1e-6)
+    st.reset(np.array([True, False, False]))
+    assert st.observation()[0, -1] == 0.0 and st.observation()[1].any()

@@ -10,10 +10,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from policy.base import ControllerConfig, make_controller
+from policy.features import FeatureConfig
 from policy.ppo import ACTIONS
 from train.config import ModelConfig, TrainConfig, load_config
 from train.env import EnvConfig, SimVecEnv, XferSimEnv
-from train.sim import fixed_params
+from train.sim import CC_NAMES, fixed_params
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +38,19 @@ def test_vec_env_auto_resets_and_rewards_the_optimum() -> None:
     assert trunc.all() and not term.any() and "final_obs" in info
     assert obs.shape == (2, cfg.features.obs_dim)
     assert total[0] > 4.5 and total[1] < total[0]  # U/U* ~ 1 at the optimum
+
+
+def test_the_own_cc_bit_is_the_networks_congestion_control() -> None:
+    """features.own_cc in the simulator: 1 exactly where our streams run BBR, through resets
+    of some environments and not others."""
+    cfg = EnvConfig(features=FeatureConfig(history=2, own_cc=True), episode_len=(2, 4))
+    env = SimVecEnv(64, cfg, seed=11)
+    obs = env.reset()
+    for _ in range(6):
+        bbr = env.sim.params.cc == CC_NAMES.index("bbr")
+        assert 0 < bbr.sum() < 64
+        np.testing.assert_array_equal(obs[:, -1], bbr.astype(np.float32))
+        obs, *_ = env.step(np.zeros(64, dtype=np.int64))
 
 
 def test_a_held_start_ignores_the_agent_then_lets_go() -> None:

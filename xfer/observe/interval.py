@@ -28,7 +28,8 @@ class Interval:
     bytes_done: int = 0
     """Bytes the receiver has confirmed so far."""
     cc: str | None = None
-    """Congestion control that new streams get (None: the system default)."""
+    """Congestion control the streams ran (the signal vector's ``cc``: the system default
+    resolved by name; None if unknown)."""
     drain: bool = False
     """A drain MI: every block was in flight, the stream count was left alone, and the MI is
     left out of mean throughput and utility."""
@@ -38,8 +39,9 @@ class Interval:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json-stream`` record (a contract, documented in the README): ``event``, the
         signal vector's fields, then this record's own in field order; ``bytes_total`` only
-        when known."""
+        when known. ``cc`` is written once, in this record's place."""
         d: dict[str, Any] = {"event": "interval", **self.signal.to_dict()}
+        del d["cc"]
         d.update((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "signal")
         if self.bytes_total is None:
             del d["bytes_total"]

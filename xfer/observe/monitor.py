@@ -110,8 +110,11 @@ class Monitor:
         bytes acked/sent (unknown fields are None)."""
         return stream_info(sock)
 
-    def interval(self, now: float, streams: int, app_bytes: int) -> SignalVector:
-        """Close the MI that ends at ``now`` and return its signal vector."""
+    def interval(
+        self, now: float, streams: int, app_bytes: int, cc: str | None = None
+    ) -> SignalVector:
+        """Close the MI that ends at ``now`` and return its signal vector (``cc``: the
+        congestion control the streams ran, passed through)."""
         self.sample_rtt(now)
         d = _Counters()
         paths: tuple[PathSignal, ...] = ()
@@ -149,6 +152,7 @@ class Monitor:
             retrans_segs=d.retrans,
             data_segs_out=d.segs,
             paths=paths,
+            cc=cc,
         )
 
 

@@ -29,6 +29,7 @@ from xfer.errors import Exit, XferError
 from xfer.manifest import FILE, ScanResult, scan
 from xfer.observe.interval import Interval
 from xfer.observe.monitor import Monitor
+from xfer.transport import default_cc
 from xfer.tx.decider import Decider
 from xfer.tx.pool import StreamPool
 from xfer.tx.sources import FileSource, MemSource
@@ -75,6 +76,8 @@ class Sender:
         self.control = Control(cfg)
         """The control connection: handshake, resume, acks (``xfer/tx/txsession.py``)."""
         self.pool: StreamPool | None = None
+        self._default_cc: str | None = None
+        """The namespace's default congestion control (what streams run if ``--cc`` is unset)."""
         self.intervals = 0
         self._all_confirmed = asyncio.Event()
         self.cc_auto: CcChooser | None = None
@@ -154,6 +157,7 @@ class Sender:
         assert self.pool is not None
         self.cc_auto = CcChooser() if cfg.cc == "auto" else None
         self.pool.cc = self.cc_auto.current if self.cc_auto else cfg.cc
+        self._default_cc = default_cc()  # what streams run when pool.cc is None
         self.pool.set_target(ccfg.clip(controller.initial()))
         progress = partial(self._progress, sched)
         reader = asyncio.ensure_future(self.control.read_acks(sched, self.pool.cond, progress))
@@ -242,13 +246,13 @@ class Sender:
         with pool.cond:
             acked, streams = sched.bytes_acked, pool.active
             drain = self.cfg.endgame and sched.draining
-        sig = monitor.interval(now, streams, acked)
+        sig = monitor.interval(now, streams, acked, pool.cc or self._default_cc)
         self.rate_Bps = sig.goodput_bps / 8 if sig.goodput_bps else self.rate_Bps
         u = utility_of(sig, UtilityConfig())
         r = reward(u, u_prev, RewardConfig()) if u_prev is not None else 0.0
         self.intervals += 1
         total = None if self.cfg.mem else self.catalog.total_bytes
-        rec = Interval(sig, u, r, 0, bytes_done=acked, cc=pool.cc, drain=drain, bytes_total=total)
+        rec = Interval(sig, u, r, 0, bytes_done=acked, cc=sig.cc, drain=drain, bytes_total=total)
         if drain:  # only blocks in flight remain: a falling rate here is not congestion
             pass
         elif decider.busy:  # the controller is late: this MI gets no decision of its own
