@@ -105,6 +105,8 @@ def test_send_json_stream_contract(tmp_path, recv) -> None:
     assert len(intervals) >= 3 and all(set(i) >= INTERVAL_KEYS for i in intervals)
     assert [i["streams"] for i in intervals[:3]] == [1, 3, 2]
     assert any(i["throughput_bps"] > 0 for i in intervals)
+    with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:  # no --cc: the default, named
+        assert {i["cc"] for i in intervals} == {f.read().strip()}
 
 
 def test_send_tree_json_and_log(tmp_path, recv) -> None:
@@ -136,11 +138,15 @@ def test_tree_intervals_carry_the_catalog_total(tmp_path, recv) -> None:
 
     address, _ = recv
     src = make_tree(str(tmp_path / "tree"))
-    r = xfer("send", src, address, "--mi", "0.1", "--stream-rate", "20Mbit", "--json-stream")
+    r = xfer(
+        "send", src, address, "--mi", "0.1", "--stream-rate", "20Mbit", "--cc", "reno",
+        "--json-stream",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     intervals, end = lines[:-1], lines[-1]
     assert intervals and all(i["bytes_total"] == end["bytes"] > 0 for i in intervals)
+    assert {i["cc"] for i in intervals} == {"reno"}  # what the policy's own_cc input reads
 
 
 def test_exit_codes(tmp_path) -> None:
