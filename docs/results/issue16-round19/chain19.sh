@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Round 19 testbed chain (README rules 3-5): gen-v3 validation, E19 beside the shipped policy
 # -> the five hand-written scenarios at 4 runs -> rule 5 -> (if it holds) gen-v2 validation.
-# From a frozen worktree at /work/wt/eval19.
+# From a frozen worktree at /work/wt/eval19. E19 (the spec), R (the output dir) and SKIP_V2
+# (stop before gen-v2 validation) may be set from outside (E19c: R=/work/runs/r19c).
 set -uo pipefail
-WT=/work/wt/eval19; R=/work/runs/r19; H=$WT/docs/results; C=$WT/policy/weights/candidates
+WT=/work/wt/eval19; R=${R:-/work/runs/r19}; H=$WT/docs/results; C=$WT/policy/weights/candidates
 E19="${E19:-ensemble:$C/hold-cc19-s2.pt+$C/onoff-cc19-s4.pt}"  # E19 (README), or the amendment's E19b
 export PYTHONPATH=$WT
 cd $WT
@@ -32,7 +33,7 @@ done > $R/rule19.txt 2>&1
 echo "== pooled" >> $R/rule19.txt
 python3 $H/issue16-round15/rule15.py $R/val-gen-v3.json,$R/hand.json "$E19" ppo --min-ustar 10 >> $R/rule19.txt 2>&1
 echo "rule 5: $([ $ok = 0 ] && echo pass || echo fail)" | tee -a $R/rule19.txt
-if [ $ok = 0 ]; then
+if [ $ok = 0 ] && [ -z "${SKIP_V2:-}" ]; then
   echo "gen-v2 validation start $(date -u +%T)"
   $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation --policy "$E19" --policy ppo \
      --repeat 2 --reference $H/gen-v2-validation --out $R/val-gen-v2 --json $R/val-gen-v2.json > $R/val-gen-v2.log 2>&1
