@@ -114,7 +114,6 @@ class TransformerTrunk(nn.Module):
     ) -> None:
         super().__init__()
         self.history = history
-        self.n_context = n_context
         self.embed = nn.Linear(N_FEATURES, d_model)
         self.context = nn.Linear(n_context, d_model) if n_context else None
         """Context inputs (``FeatureConfig.own_cc``), added to every token's embedding."""
