@@ -111,22 +111,23 @@ def apply_options(sock: socket.socket, opts: SocketOptions) -> list[str]:
     return problems
 
 
-def _available_cc() -> str:
+def _ipv4_sysctl(name: str) -> str:
+    """``/proc/sys/net/ipv4/NAME`` of this network namespace, stripped ("" if unreadable)."""
     try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+        with open(f"/proc/sys/net/ipv4/{name}") as f:
             return f.read().strip()
     except OSError:
         return ""
 
 
+def _available_cc() -> str:
+    return _ipv4_sysctl("tcp_available_congestion_control")
+
+
 def default_cc() -> str | None:
     """The congestion control new TCP sockets get when xfer sets none (this network
     namespace's ``net.ipv4.tcp_congestion_control``), or ``None`` if it cannot be read."""
-    try:
-        with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
+    return _ipv4_sysctl("tcp_congestion_control") or None
 
 
 def _resolve(host: str, port: int, passive: bool = False) -> tuple[int, tuple[str, int]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -140,8 +142,7 @@ def test_rtt_ratio_floor_keeps_microsecond_jitter_from_reading_as_queueing() -> 
 
 
 def _cc_sv(cc: str | None) -> SignalVector:
-    s = _sv(1e8)
-    return SignalVector(**{**{f: getattr(s, f) for f in s.__dataclass_fields__}, "cc": cc})
+    return replace(_sv(1e8), cc=cc)
 
 
 def test_own_cc_appends_one_bbr_bit_after_the_history() -> None:
