@@ -13,6 +13,13 @@ places (``hold.toml`` seed 2, shipped: fair in Fig. 3, retreats beside BBR rival
 probabilities of independently trained policies is the usual way to trade one's confident
 mistakes against the other's where they disagree; where both are sure, nothing changes.
 
+**Rules** (``ensemble:rule=NAME:A+B``, :data:`policy.ppo.COMBINE`; a bundle carries its rule
+in ``meta["rule"]``): ``mean`` is the above and the default. ``veto`` (round 20) takes the
+same action, except that a retreat goes only as far as the most reluctant member's own argmax
+would (a member that would hold or add vetoes it). Round 19 found that the mean follows the
+more confident member, and on the testbed the confident one sat at 1 stream beside loss that
+others caused; a retreat the members disagree about is the mistake that cost most.
+
 Members must agree on the initial stream count (both checkpoints say 2 today), or the spec is
 refused: the ensemble cannot start at two counts. A member may itself be a bundle
 (``xfer-ppo-ensemble/1``, :func:`policy.ppo.save_ensemble`): its members are taken one by one.
@@ -27,7 +34,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from policy.base import ControllerConfig
-from policy.ppo import DEFAULT_CHECKPOINT, PPOController, read_members
+from policy.gd import parse_args
+from policy.ppo import DEFAULT_CHECKPOINT, PPOController, combiner, read_members
+
+
+def parse_rule(args: str) -> tuple[str, str]:
+    """``[rule=NAME:]A+B[+...]`` -> (rule, ``A+B[+...]``); ``mean`` when no rule is given. A
+    first part with a ``/`` is a path."""
+    head, sep, rest = args.partition(":")
+    if "=" not in head or "/" in head:
+        return "mean", args
+    values = parse_args(head, {"rule": str}, "ensemble")
+    rule = str(values.get("rule", "mean"))
+    combiner(rule)
+    return rule, rest if sep else ""
 
 
 def member_paths(args: str) -> list[Path]:
@@ -49,11 +69,12 @@ class Ensemble(PPOController):
     @staticmethod
     def check(args: str, config: ControllerConfig) -> None:
         """Raise ``ValueError`` if a member checkpoint is missing or not a policy."""
-        for p in member_paths(args):
+        for p in member_paths(parse_rule(args)[1]):
             read_members(p)
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
+        rule, args = parse_rule(args)
         paths = member_paths(args)
         self.omit, self.path = 0, paths[0]
         members = [m for p in paths for m in read_members(p)[0]]
-        self._build(members, config, {"members": [str(p) for p in paths]})
+        self._build(members, config, {"members": [str(p) for p in paths], "rule": rule})

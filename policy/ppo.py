@@ -39,7 +39,7 @@ then sits at one stream (issue #16, ``hand-bbr-shared-1g``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -288,6 +288,41 @@ def parse_options(args: str) -> tuple[int, str]:
     return omit, rest if sep else ""
 
 
+def combine_mean(probs: np.ndarray) -> int:
+    """An ensemble's action: the argmax of the members' mean probabilities (round 13)."""
+    return int(np.argmax(probs.mean(axis=0)))
+
+
+def combine_veto(probs: np.ndarray) -> int:
+    """As :func:`combine_mean`, except that a retreat goes only as far as the most reluctant
+    member's own argmax would: a member that would hold or add vetoes it (round 20).
+
+    Why: averaging probabilities follows the more confident member, and on the testbed the
+    confident one was the one sitting at 1 stream beside loss others caused (round 19's D19:
+    seeds of one recipe at 0.23-0.58 on one scenario, the ensemble near its weaker member).
+    A retreat the members disagree about is the costly mistake; an add is unchanged."""
+    a = combine_mean(probs)
+    if ACTIONS[a] >= 0:
+        return a
+    reluctant = max(ACTIONS[int(i)] for i in probs.argmax(axis=1))
+    return ACTIONS.index(max(ACTIONS[a], min(reluctant, 0)))
+
+
+COMBINE: dict[str, Callable[[np.ndarray], int]] = {"mean": combine_mean, "veto": combine_veto}
+"""How an ensemble's members decide together, by name (``ensemble:rule=NAME:A+B``; a bundle's
+``meta["rule"]``, ``mean`` when absent)."""
+
+
+def combiner(name: str) -> Callable[[np.ndarray], int]:
+    """The combine rule called ``name``; a clear error for an unknown one."""
+    try:
+        return COMBINE[name]
+    except KeyError:
+        raise ValueError(
+            f"ensemble: unknown rule {name!r}; choose one of: {', '.join(COMBINE)}"
+        ) from None
+
+
 class StackedActors:
     """The policy heads of several MLP members of one shape, evaluated together: each layer is
     one batched matrix product over all members (``torch.baddbmm``) instead of one call per
@@ -371,6 +406,7 @@ class PPOController:
         self.net, self.features = self.nets[0], self.trackers[0]
         self.stacked = StackedActors.of(self.nets)
         self.meta: dict[str, Any] = meta
+        self.combine = combiner(str(meta.get("rule", "mean")))
         self.target = config.clip(config.initial_streams or starts.pop())
 
     def initial(self) -> int:
@@ -414,7 +450,7 @@ class PPOController:
             return self.target
         if len(self.nets) == 1:
             a = self.act(self.features.push(signals))
-        else:  # an ensemble: the most probable action on the members' mean
-            a = int(np.argmax(self.member_probabilities(signals).mean(axis=0)))
+        else:  # an ensemble: its combine rule over the members' probabilities
+            a = self.combine(self.member_probabilities(signals))
         self.target = self.config.clip(self.target + ACTIONS[a])
         return self.target

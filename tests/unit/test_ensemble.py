@@ -1,4 +1,4 @@
-"""``ensemble:A+B``: mean action probabilities of several PPO checkpoints, argmax."""
+"""``ensemble:[rule=NAME:]A+B``: several PPO checkpoints deciding together (mean, veto)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from policy.ppo import (
     ACTIONS,
     DEFAULT_CHECKPOINT,
     ActorCritic,
+    combine_veto,
     mlp_arch,
     read_checkpoint,
     save_checkpoint,
@@ -93,6 +94,53 @@ def test_two_disagreeing_policies_decide_by_their_mean_probabilities(tmp_path: P
         n = cfg.clip(n + ACTIONS[int(np.argmax(pa + pb))])
         ref.append(n)
     assert _trajectory(f"ensemble:{a}+{b}") == ref
+
+
+def _probs(*argmaxes: int, sure: float = 0.9) -> np.ndarray:
+    """One row per member, most of the mass on the action of index ``argmax``."""
+    p = np.full((len(argmaxes), len(ACTIONS)), (1 - sure) / (len(ACTIONS) - 1))
+    for row, a in enumerate(argmaxes):
+        p[row, a] = sure
+    return p
+
+
+def test_veto_retreats_only_as_far_as_the_most_reluctant_member() -> None:
+    i = {d: ACTIONS.index(d) for d in ACTIONS}
+    assert combine_veto(_probs(i[-5], i[-5])) == i[-5]  # all agree: as the mean
+    assert combine_veto(_probs(i[-5], i[-1])) == i[-1]  # one wants less: that much
+    assert combine_veto(_probs(i[-1], i[0], i[-5])) == i[0]  # one would hold: hold
+    # a confident retreat against a lukewarm add: the mean retreats, veto holds
+    p = np.vstack([_probs(i[-5], sure=0.95), _probs(i[5], sure=0.4)])
+    assert int(np.argmax(p.mean(axis=0))) == i[-5] and combine_veto(p) == i[0]
+    # adds and holds are the mean's, whatever a member wants
+    assert combine_veto(_probs(i[5], i[-5], i[5])) == i[5]
+    assert combine_veto(_probs(i[1], i[-1], i[1])) == i[1]
+
+
+def test_a_veto_ensemble_holds_where_the_mean_follows_the_confident_retreat(
+    tmp_path: Path,
+) -> None:
+    a = _ckpt(tmp_path, "a.pt", seed=1, bias={0: 2.0, 1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5})
+    b = _ckpt(tmp_path, "b.pt", seed=2, bias={3: 6.0})
+    cfg = ControllerConfig(min_streams=1, max_streams=64)
+    mean, veto = (make_controller(f"ensemble:{r}{a}+{b}", cfg) for r in ("", "rule=veto:"))
+    n_mean, n_veto = mean.initial(), veto.initial()
+    for t in range(1, 4):
+        n_mean = mean.decide(_sv(float(t), n_mean, 6e7))
+        n_veto = veto.decide(_sv(float(t), n_veto, 6e7))
+    assert (n_mean, n_veto) == (1, 2)
+    assert _trajectory(f"ensemble:rule=mean:{a}+{b}") == _trajectory(f"ensemble:{a}+{b}")
+    # a bundle carries its rule; ppo:BUNDLE runs it so
+    bundle = tmp_path / "veto.pt"
+    save_ensemble(bundle, [a, b], {"rule": "veto"})
+    assert _trajectory(f"ppo:{bundle}") == _trajectory(f"ensemble:rule=veto:{a}+{b}")
+    with pytest.raises(ValueError, match="unknown rule 'max'"):
+        check_spec(f"ensemble:rule=max:{a}+{b}")
+    with pytest.raises(ValueError, match="bad argument"):
+        check_spec(f"ensemble:votes=2:{a}+{b}")
+    save_ensemble(tmp_path / "bad.pt", [a, b], {"rule": "max"})
+    with pytest.raises(ValueError, match="unknown rule 'max'"):
+        make_controller(f"ppo:{tmp_path / 'bad.pt'}")
 
 
 def test_bad_specs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
