@@ -1,7 +1,7 @@
 """Pick the better of several trained runs and ship it as ``policy/weights/default.pt``.
 
     python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
-    python3 -m train.ship --ensemble CKPT CKPT [...] --note "how it was chosen"
+    python3 -m train.ship --ensemble CKPT CKPT [...] [--rule veto] --note "how it was chosen"
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from policy.ppo import (
+    COMBINE,
     DEFAULT_CHECKPOINT,
+    combiner,
     load_checkpoint,
     read_members,
     save_checkpoint,
@@ -66,17 +68,27 @@ def ship(
 
 
 def ship_ensemble(
-    members: list[Path], dest: Path = DEFAULT_CHECKPOINT, note: str | None = None
+    members: list[Path],
+    dest: Path = DEFAULT_CHECKPOINT,
+    note: str | None = None,
+    rule: str = "mean",
 ) -> dict[str, Any]:
-    """Ship the checkpoints ``members`` as one ensemble; return the record written next to it.
-    Read every member before writing, so a member that is the current default survives."""
+    """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
+    (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
+    before writing, so a member that is the current default survives."""
+    combiner(rule)
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
-    save_ensemble(tmp, members, {"selection": note, "members": trained})
+    save_ensemble(tmp, members, {"selection": note, "rule": rule, "members": trained})
     tmp.replace(dest)
     record = {
-        "shipped": {"kind": "ensemble", "members": [str(m) for m in members], "selection": note},
+        "shipped": {
+            "kind": "ensemble",
+            "members": [str(m) for m in members],
+            "rule": rule,
+            "selection": note,
+        },
         "members": trained,
     }
     dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
@@ -90,9 +102,15 @@ if __name__ == "__main__":
     ap.add_argument(
         "--ensemble", action="store_true", help="the arguments are checkpoints: ship them as one"
     )
+    ap.add_argument(
+        "--rule",
+        default="mean",
+        choices=sorted(COMBINE),
+        help="with --ensemble: how members decide",
+    )
     a = ap.parse_args()
     if a.ensemble:
-        rec = ship_ensemble(a.runs, note=a.note)
+        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule)
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

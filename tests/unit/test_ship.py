@@ -65,3 +65,21 @@ def test_ships_an_ensemble_as_one_file_and_keeps_a_member_that_was_the_default(
     ref, _ = load_checkpoint(a)
     for p, q in zip(c.nets[0].state_dict().values(), ref.state_dict().values(), strict=True):
         torch.testing.assert_close(p, q)
+    assert c.meta["rule"] == "mean" and rec["shipped"]["rule"] == "mean"
+
+
+def test_ships_an_ensemble_with_its_rule(tmp_path: Path) -> None:
+    import pytest
+
+    from policy.base import make_controller
+    from policy.ppo import combine_veto
+
+    a = _run(tmp_path, "a", 0.91, seed=1) / "policy.pt"
+    b = _run(tmp_path, "b", 0.95, seed=2) / "policy.pt"
+    dest = tmp_path / "default.pt"
+    rec = ship_ensemble([a, b], dest, note="test", rule="veto")
+    c = make_controller(f"ppo:{dest}")
+    assert rec["shipped"]["rule"] == "veto" and c.combine is combine_veto
+    with pytest.raises(ValueError, match="unknown rule"):
+        ship_ensemble([a, b], tmp_path / "x.pt", rule="max")
+    assert not (tmp_path / "x.pt").exists()
