@@ -22,7 +22,8 @@ others caused; a retreat the members disagree about is the mistake that cost mos
 
 Members must agree on the initial stream count (both checkpoints say 2 today), or the spec is
 refused: the ensemble cannot start at two counts. A member may itself be a bundle
-(``xfer-ppo-ensemble/1``, :func:`policy.ppo.save_ensemble`): its members are taken one by one.
+(``xfer-ppo-ensemble/1``, :func:`policy.ppo.save_ensemble`): its members are taken one by one
+(its rule is not: the spec's rule decides for all of them).
 The same mechanism runs a bundle given to ``ppo:PATH``, so an ensemble can ship as
 ``policy/weights/default.pt``. Members of one MLP shape are evaluated as one batch
 (:class:`policy.ppo.StackedActors`): the shipped pair decides in 0.26 ms (p50) instead of
