@@ -35,20 +35,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from policy.base import ControllerConfig
-from policy.gd import parse_args
-from policy.ppo import DEFAULT_CHECKPOINT, PPOController, combiner, read_members
+from policy.ppo import DEFAULT_CHECKPOINT, PPOController, combiner, read_members, split_options
 
 
 def parse_rule(args: str) -> tuple[str, str]:
     """``[rule=NAME:]A+B[+...]`` -> (rule, ``A+B[+...]``); ``mean`` when no rule is given. A
     first part with a ``/`` is a path."""
-    head, sep, rest = args.partition(":")
-    if "=" not in head or "/" in head:
-        return "mean", args
-    values = parse_args(head, {"rule": str}, "ensemble")
+    values, rest = split_options(args, {"rule": str}, "ensemble")
     rule = str(values.get("rule", "mean"))
     combiner(rule)
-    return rule, rest if sep else ""
+    return rule, rest
 
 
 def member_paths(args: str) -> list[Path]:

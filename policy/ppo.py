@@ -274,18 +274,24 @@ def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
     return net, ckpt
 
 
-def parse_options(args: str) -> tuple[int, str]:
-    """``[KEY=VALUE,...:]PATH`` -> (omit, PATH). A first part with a ``/`` is a path."""
+def split_options(args: str, allowed: dict[str, type], who: str) -> tuple[dict[str, Any], str]:
+    """``[KEY=VALUE,...:]REST`` -> (the values, REST); no options when the first part has no
+    ``=`` or has a ``/`` (then it is a path). Keys must be in ``allowed``."""
     head, sep, rest = args.partition(":")
     if "=" not in head or "/" in head:
-        return 0, args
+        return {}, args
     from policy.gd import parse_args
 
-    values = parse_args(head, {"omit": int}, "ppo")
+    return parse_args(head, allowed, who), rest if sep else ""
+
+
+def parse_options(args: str) -> tuple[int, str]:
+    """``[KEY=VALUE,...:]PATH`` -> (omit, PATH). A first part with a ``/`` is a path."""
+    values, path = split_options(args, {"omit": int}, "ppo")
     omit = int(values.get("omit", 0))
     if omit < 0:
         raise ValueError(f"ppo: omit must be >= 0, got {omit}")
-    return omit, rest if sep else ""
+    return omit, path
 
 
 def combine_mean(probs: np.ndarray) -> int:
