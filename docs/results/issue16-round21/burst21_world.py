@@ -48,5 +48,7 @@ for world, net in worlds.items():
         )  # fmt: skip
         rows = [summarise(r, i) for i in range(8)]
         ratios = [x["utility_ratio"] for x in rows]
-        s = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[min(int(x), 35)] for x in r["streams"][:, 0])
+        s = "".join(
+            "0123456789abcdefghijklmnopqrstuvwxyz"[min(int(x), 35)] for x in r["streams"][:, 0]
+        )
         print(f"{world:19s} {name:11s} ratio {np.mean(ratios):.3f} min {min(ratios):.3f} n {s}")
