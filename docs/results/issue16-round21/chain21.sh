@@ -3,10 +3,14 @@
 # beside the shipped policy -> gen-v3 validation at 2 runs -> round 19's test on each -> (if
 # both hold) fig3 x3 -> gen-v2 validation. From a frozen worktree at /work/wt/eval21, whose
 # candidates/ holds C21's members (MEMBERS: the passing hold-burst21 seeds, e.g. "2 3 4").
+# D21 ran it with RECIPE=hold-burst21b R=/work/runs/r21/d21 V2=0 (gen-v2 validation did not fit
+# in the session; the rule leaves it for the next). C21 is the variable's name for either.
 set -uo pipefail
 WT=/work/wt/eval21; R=${R:-/work/runs/r21}; H=$WT/docs/results; C=$WT/policy/weights/candidates
+RECIPE=${RECIPE:-hold-burst21}; V2=${V2:-1}
+mkdir -p $R
 C21="ensemble:$C/onoff-s4.pt"
-for s in $MEMBERS; do C21="$C21+$C/hold-burst21-s$s.pt"; done
+for s in $MEMBERS; do C21="$C21+$C/$RECIPE-s$s.pt"; done
 export PYTHONPATH=$WT
 cd $WT
 python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
@@ -34,6 +38,7 @@ echo "rule 4: $([ $ok = 0 ] && echo pass || echo fail)" | tee -a $R/rule21.txt
 echo "fig3 start $(date -u +%T)"
 $L python3 -m xfer.cli experiment fig3 --policies "$C21" --repetitions 3 --no-sweep --out $R/fig3-C21 > $R/fig3-C21.log 2>&1
 python3 $H/issue16-round14/fig3check.py $R/fig3-C21 "$C21" || { echo "fig3 FAIL $(date -u +%T)"; echo "DONE $(date -u +%T)"; exit 0; }
+[ "$V2" = 1 ] || { echo "DONE $(date -u +%T)"; exit 0; }
 echo "gen-v2 validation start $(date -u +%T)"
 $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation --policy "$C21" --policy ppo \
    --repeat 2 --reference $H/gen-v2-validation --out $R/val-gen-v2 --json $R/val-gen-v2.json > $R/val-gen-v2.log 2>&1
