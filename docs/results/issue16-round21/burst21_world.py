@@ -47,7 +47,7 @@ for world, net in worlds.items():
     for name, spec in specs.items():
         r = run_episodes(
             lambda spec=spec: make_controller(spec, ControllerConfig(max_streams=64)),
-            p, 30, 11, SimConfig(),
+            p, 30, 11, SimConfig(p_competing_at_start=1.0),
         )  # fmt: skip
         rows = [summarise(r, i) for i in range(8)]
         ratios = [x["utility_ratio"] for x in rows]

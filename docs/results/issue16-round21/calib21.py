@@ -35,7 +35,7 @@ for sb in (0.0, 0.14):
                 p,
                 30,
                 11,
-                SimConfig(),
+                SimConfig(p_competing_at_start=1.0),
             )
             rows = [summarise(r, i) for i in range(8)]
             s = (

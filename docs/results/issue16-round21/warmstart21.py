@@ -24,7 +24,7 @@ for recipe in ("hold-burst21", "hold-burst21b"):
             spec = f"ppo:{T}/{recipe}-s{s}/{stage}.pt"
             r = run_episodes(
                 lambda spec=spec: make_controller(spec, ControllerConfig(max_streams=64)),
-                p, 30, 11, SimConfig(),
+                p, 30, 11, SimConfig(p_competing_at_start=1.0),
             )  # fmt: skip
             ratio = np.mean([summarise(r, i)["utility_ratio"] for i in range(8)])
             n = "".join(
