@@ -831,11 +831,9 @@ class Simulator:
         bbr = np.where(bbr_on & (added > 0), p.comp_bbr_burst + p.comp_bbr_burst_step * added, 0.0)
         bbr = bbr + np.where(bbr_on & first, p.comp_bbr_start_burst, 0.0)
         # Short paths: a slow start overshoots by about one window, a small share of the MI.
+        # (A scale of 0 divides by 1e-9: every path is "long", the burst full size.)
         bdp = p.capacity * p.rtt / MSS_BITS
-        small = p.comp_bbr_burst_bdp > 0
-        bbr = bbr * np.where(
-            small, np.minimum(1.0, bdp / np.where(small, p.comp_bbr_burst_bdp, 1.0)), 1.0
-        )
+        bbr = bbr * np.minimum(1.0, bdp / np.maximum(p.comp_bbr_burst_bdp, 1e-9))
         self.burst = np.where(saturated, fresh, 0.0) + bbr + self.burst / 3.0
         return self.burst
 
