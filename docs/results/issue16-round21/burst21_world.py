@@ -15,10 +15,9 @@ Run: PYTHONPATH=. python3 docs/results/issue16-round21/burst21_world.py [TRAIN_D
 import sys
 
 import numpy as np
+from world21 import HAND_BBR, play
 
-from policy.base import ControllerConfig, make_controller
-from train.sim import SimConfig, fixed_params
-from train.simeval import run_episodes, summarise
+from train.sim import fixed_params
 
 T = sys.argv[1] if len(sys.argv) > 1 else "/work/runs/r21/train"
 C = "policy/weights/candidates"
@@ -34,10 +33,8 @@ specs = {
 burst = dict(comp_bbr_burst=0.012, comp_bbr_burst_step=0.014, comp_bbr_start_burst=0.14,
              comp_bbr_recovery=0.0, comp_bbr_burst_bdp=500.0, comp_flip_p=0.0)  # fmt: skip
 worlds = {
-    "hand-bbr-shared-1g": dict(capacity=1e9, rtt=0.03, buffer=0.1, cc=1, comp_streams=2,
-                               comp_loss=0.04),
-    "hand-bbr-1/4": dict(capacity=1e9, rtt=0.03, buffer=0.1, cc=1, comp_streams=2,
-                         comp_loss=0.04, comp_bbr_burst=0.003, comp_bbr_burst_step=0.0035),
+    "hand-bbr-shared-1g": HAND_BBR,
+    "hand-bbr-1/4": dict(**HAND_BBR, comp_bbr_burst=0.003, comp_bbr_burst_step=0.0035),
     "v04-like": dict(capacity=798e6, rtt=0.0018, buffer=0.3, cc=1, comp_streams=3, comp_loss=0.05),
     "v08-like": dict(capacity=1.161e9, rtt=0.0005, buffer=0.8, cc=1, comp_streams=1,
                      comp_loss=0.01, cap=50e6),
@@ -45,13 +42,5 @@ worlds = {
 for world, net in worlds.items():
     p = fixed_params(8, **{**burst, **net})
     for name, spec in specs.items():
-        r = run_episodes(
-            lambda spec=spec: make_controller(spec, ControllerConfig(max_streams=64)),
-            p, 30, 11, SimConfig(p_competing_at_start=1.0),
-        )  # fmt: skip
-        rows = [summarise(r, i) for i in range(8)]
-        ratios = [x["utility_ratio"] for x in rows]
-        s = "".join(
-            "0123456789abcdefghijklmnopqrstuvwxyz"[min(int(x), 35)] for x in r["streams"][:, 0]
-        )
+        ratios, s = play(spec, p)
         print(f"{world:19s} {name:13s} ratio {np.mean(ratios):.3f} min {min(ratios):.3f} n {s}")

@@ -7,18 +7,14 @@ Run: PYTHONPATH=. python3 docs/results/issue16-round21/calib21.py
 """
 
 import numpy as np
+from world21 import HAND_BBR, play
 
-from policy.base import ControllerConfig, make_controller
-from train.sim import SimConfig, fixed_params
-from train.simeval import run_episodes, summarise
+from train.sim import fixed_params
 
 S5 = "schedule:1,1,1,1,1,1,6,6,6,6,6,6,11,11,11,11,11,11,16,16,16,16,16,16,21,21,21,21,21,21"
 S1 = "schedule:1,1,1,1,2,2,2,2,3,3,3,3,4,4,4,4,5,5,5,5,6,6,6,6,7,7,7,7,8,8,8,8"
 SJ = "schedule:2,2,2,2,2,2,2,2,2,2,12,12,12,12,12,12,12,12,12,12,2,2,2,2,2,2,2,2,2,2"
 print("testbed: S+5 0.717 S+1 0.519 SJ 0.469 gd 0.702 ppo 0.31-0.39")
-net = dict(
-    capacity=1e9, rtt=0.03, buffer=0.1, cc=1, comp_streams=2, comp_loss=0.04, comp_flip_p=0.0
-)
 for sb in (0.0, 0.14):
     for scale in (0.0, 0.25, 0.5):
         b = dict(
@@ -27,24 +23,10 @@ for sb in (0.0, 0.14):
             comp_bbr_start_burst=sb,
             comp_bbr_recovery=0.0,
         )
-        p = fixed_params(8, **net, **b)
+        p = fixed_params(8, **HAND_BBR, **b)
         out = []
         for name, spec in (("S+5", S5), ("S+1", S1), ("SJ", SJ), ("gd", "gd"), ("ppo", "ppo")):
-            r = run_episodes(
-                lambda spec=spec: make_controller(spec, ControllerConfig(max_streams=64)),
-                p,
-                30,
-                11,
-                SimConfig(p_competing_at_start=1.0),
-            )
-            rows = [summarise(r, i) for i in range(8)]
-            s = (
-                "".join(
-                    "0123456789abcdefghijklmnopqrstuvwxyz"[min(int(x), 35)]
-                    for x in r["streams"][:, 0]
-                )
-                if name == "ppo"
-                else ""
-            )
-            out.append(f"{name} {np.mean([x['utility_ratio'] for x in rows]):.3f}")
+            ratios, counts = play(spec, p)
+            s = counts if name == "ppo" else ""
+            out.append(f"{name} {np.mean(ratios):.3f}")
         print(f"start {sb} addscale {scale}", " ".join(out), s)
