@@ -23,21 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import torch
 
 from policy.ppo import ActorCritic, save_checkpoint
 from train.config import TrainConfig, load_config
-from train.env import SimVecEnv
+from train.env import SimVecEnv, teacher_action
 from train.trainer import arch_of
 
-
-def teacher_action(
-    streams: npt.NDArray[np.float64], n_opt: npt.NDArray[np.float64]
-) -> npt.NDArray[np.int64]:
-    """Action index (+5, +1, 0, -1, -5) that moves towards the best fixed N."""
-    d = n_opt - streams
-    return np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
+__all__ = ["collect", "fit", "pretrain", "teacher_action"]
 
 
 def collect(

@@ -64,6 +64,31 @@ class PPOConfig:
     """Gradient clipping."""
     torch_threads: int = 1
     """Torch threads (the machine is shared)."""
+    kick_coef: float = 0.0
+    """Kickstarting (:mod:`train.kickstart`): weight of the cross-entropy towards the
+    simulator's privileged teacher in every PPO minibatch; the final value when
+    ``kick_coef_start`` is set. 0 (and no start): SB3's PPO, unchanged."""
+    kick_coef_start: float | None = None
+    """If set, the kickstarting weight starts here and moves linearly to ``kick_coef`` at
+    ``kick_decay_fraction`` of the training."""
+    kick_decay_fraction: float = 0.7
+    """Fraction of the training over which ``kick_coef_start`` moves to ``kick_coef``."""
+    kick_scope: str = "bbr"
+    """Samples the teacher's term applies to: ``all``, or ``bbr`` (worlds with a BBR
+    competitor, on or off: where round 21 saw PPO unlearn the teacher's climb)."""
+
+    def __post_init__(self) -> None:
+        from train.kickstart import SCOPES
+
+        if self.kick_scope not in SCOPES:
+            raise ValueError(f"[ppo] kick_scope must be one of {SCOPES}, got {self.kick_scope!r}")
+        if self.kick_coef < 0 or (self.kick_coef_start is not None and self.kick_coef_start < 0):
+            raise ValueError("[ppo] kick_coef and kick_coef_start must be >= 0")
+
+    @property
+    def kickstart(self) -> bool:
+        """Whether training carries the teacher's term at all."""
+        return self.kick_coef > 0 or bool(self.kick_coef_start)
 
 
 @dataclass(frozen=True)

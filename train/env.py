@@ -33,7 +33,7 @@ from policy.ppo import ACTIONS
 from train.live import LiveConfig, LiveEnv
 from train.sim import CC_NAMES, Measurement, NetParams, SimConfig, Simulator, utility_of
 
-__all__ = ["EnvConfig", "LiveConfig", "LiveEnv", "SimVecEnv", "XferSimEnv"]
+__all__ = ["EnvConfig", "LiveConfig", "LiveEnv", "SimVecEnv", "XferSimEnv", "teacher_action"]
 
 F64 = npt.NDArray[np.float64]
 
@@ -82,6 +82,14 @@ class EnvConfig:
                 f"features.max_streams ({self.features.max_streams}) must equal "
                 f"sim.max_streams ({self.sim.max_streams})"
             )
+
+
+def teacher_action(streams: F64, n_opt: F64) -> npt.NDArray[np.int64]:
+    """The privileged teacher's action index (+5, +1, 0, -1, -5): towards the best fixed N of
+    the current world, by 5 while at least 5 away, by 1 when closer, 0 at it. Used by the
+    DAgger warm start (:mod:`train.bc`) and the kickstarting term (:mod:`train.kickstart`)."""
+    d = n_opt - streams
+    return np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
 
 
 PRIVILEGED_DIM = 4

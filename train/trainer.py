@@ -33,7 +33,8 @@ from policy.ppo import (
     transformer_arch,
 )
 from train.config import TrainConfig
-from train.env import PRIVILEGED_DIM, SimVecEnv
+from train.env import PRIVILEGED_DIM, SimVecEnv, teacher_action
+from train.kickstart import KickBuffer, KickstartPPO
 
 
 class SB3SimVecEnv(VecEnv):
@@ -41,9 +42,16 @@ class SB3SimVecEnv(VecEnv):
     ``privileged``, each observation carries :meth:`SimVecEnv.privileged` after the policy's
     part (for :class:`PrivilegedCriticPolicy`, whose actor reads only the policy's part)."""
 
-    def __init__(self, env: SimVecEnv, privileged: bool = False) -> None:
+    def __init__(
+        self, env: SimVecEnv, privileged: bool = False, teacher_scope: str | None = None
+    ) -> None:
         self.env = env
         self.privileged = privileged
+        self.teacher_scope = teacher_scope
+        """``all`` / ``bbr``: label every step with the privileged teacher's action for the
+        observation it acted on (:mod:`train.kickstart`); ``None``: no labels."""
+        self.labels = np.zeros(env.n_envs, dtype=np.int64)
+        self.scope = np.zeros(env.n_envs, dtype=np.float32)
         d = env.obs_dim + (PRIVILEGED_DIM if privileged else 0)
         space = gym.spaces.Box(-1.0, 1.0, shape=(d,), dtype=np.float32)
         super().__init__(env.n_envs, space, gym.spaces.Discrete(len(ACTIONS)))
@@ -67,8 +75,18 @@ class SB3SimVecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)
 
+    def teacher(self) -> tuple[np.ndarray, np.ndarray]:
+        """The teacher's labels and scope of the observations the last step acted on."""
+        return self.labels.copy(), self.scope.copy()
+
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        streams = self.env.streams.copy()  # the count the acted-on observation was taken at
+        scope = np.ones(self.num_envs, np.float32)
+        if self.teacher_scope == "bbr":  # the world before the step, which may reset it
+            scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
         obs, reward, _, truncated, info = self.env.step(self._actions)
+        if self.teacher_scope is not None:  # n_opt: the world's best N before this MI ran
+            self.labels, self.scope = teacher_action(streams, info["n_opt"]), scope
         self._ep_ret += reward
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -194,7 +212,8 @@ def make_model(
             "arch": arch,
             "critic": tuple(cfg.model.critic_hidden),
         }
-    model = PPO(
+    algo = KickstartPPO if p.kickstart else PPO
+    model = algo(
         PrivilegedCriticPolicy if privileged else "MlpPolicy",
         venv,
         learning_rate=p.learning_rate,
@@ -216,6 +235,12 @@ def make_model(
     )
     if out is not None:
         model.set_logger(configure(str(out), ["csv"]))
+    if isinstance(model, KickstartPPO):
+        if not isinstance(venv, SB3SimVecEnv) or venv.teacher_scope is None:
+            raise ValueError("kickstarting needs an SB3SimVecEnv built with a teacher_scope")
+        assert isinstance(model.rollout_buffer, KickBuffer)
+        model.rollout_buffer.source = venv.teacher
+        model.kick_coef = p.kick_coef if p.kick_coef_start is None else p.kick_coef_start
     return model
 
 
@@ -299,8 +324,16 @@ class ProgressLog(BaseCallback):
         frac = min(1.0, self.num_timesteps / max(1.0, p.ent_decay_fraction * p.total_timesteps))
         self.model.ent_coef = p.ent_coef_start + frac * (p.ent_coef - p.ent_coef_start)  # type: ignore[attr-defined]
 
+    def _kick_schedule(self) -> None:
+        p = self.ppo
+        if p is None or p.kick_coef_start is None or not isinstance(self.model, KickstartPPO):
+            return
+        frac = min(1.0, self.num_timesteps / max(1.0, p.kick_decay_fraction * p.total_timesteps))
+        self.model.kick_coef = p.kick_coef_start + frac * (p.kick_coef - p.kick_coef_start)
+
     def _on_step(self) -> bool:
         self._entropy_schedule()
+        self._kick_schedule()
         for info in self.locals.get("infos", []):
             if "episode" in info:
                 self.returns.append(info["episode"]["r"] / max(info["episode"]["l"], 1))
@@ -330,6 +363,7 @@ def train(
     venv = SB3SimVecEnv(
         SimVecEnv(cfg.ppo.n_envs, cfg.env, seed=cfg.ppo.seed),
         privileged=cfg.model.critic == "privileged",
+        teacher_scope=cfg.ppo.kick_scope if cfg.ppo.kickstart else None,
     )
     venv.seed(cfg.ppo.seed)
     model = make_model(cfg, venv, out)
