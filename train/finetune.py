@@ -209,6 +209,7 @@ def _ppo_config(base: dict[str, Any], fc: FinetuneConfig) -> Any:
     return dataclasses.replace(
         ppo, seed=fc.seed, n_envs=1, n_steps=m, batch_size=m, learning_rate=fc.learning_rate,
         n_epochs=fc.n_epochs, total_timesteps=fc.episodes * m, ent_coef_start=None,
+        kick_coef=0.0, kick_coef_start=None,  # a real network has no privileged teacher
     )  # fmt: skip
 
 

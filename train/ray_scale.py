@@ -187,6 +187,11 @@ def train_on_ray(
             "[model] critic = 'privileged' trains on one machine only (xfer train without "
             "--ray): Ray's workers do not send the simulator's privileged state"
         )
+    if cfg.ppo.kickstart:
+        raise ValueError(
+            "[ppo] kick_coef trains on one machine only (xfer train without --ray): Ray's "
+            "workers do not send the teacher's labels"
+        )
     torch.set_num_threads(cfg.ppo.torch_threads)
     out.mkdir(parents=True, exist_ok=True)
     started = ray_session(rc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,3 +115,17 @@ def test_kick_config_is_checked_and_the_weight_follows_its_schedule() -> None:
         cb.num_timesteps = t
         cb._kick_schedule()
         assert model.kick_coef == pytest.approx(want)
+
+
+def test_live_fine_tuning_drops_the_term_and_ray_refuses_it(tmp_path: Path) -> None:
+    """A real network has no privileged teacher; Ray's workers send no labels."""
+    from train.finetune import FinetuneConfig, _ppo_config
+
+    base = {"meta": {"config": {"ppo": {"kick_coef": 1.0, "kick_coef_start": 2.0}}}}
+    ppo = _ppo_config(base, FinetuneConfig(checkpoint="x.pt", scenario="lan"))
+    assert not ppo.kickstart
+    pytest.importorskip("ray")
+    from train.ray_scale import train_on_ray
+
+    with pytest.raises(ValueError, match="kick_coef trains on one machine only"):
+        train_on_ray(_cfg(kick_coef=1.0), tmp_path)
