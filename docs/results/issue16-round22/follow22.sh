@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
 # Round 22, rule 4 (after chain22.sh): once the chain is done, and only if E22 passed all of
-# rule 3 (fig3, hand-written, gen-v3), first CI on a fresh clone of main (the machine is free
-# then; nothing else runs beside it), then gen-v2 validation (2 runs, round 19's test) and,
-# if that passes, the test set (gen-v2 test, its second use) beside the shipped policy,
-# 2 runs, against the stored yardstick. From the frozen worktree /work/wt/eval22.
+# rule 3 (fig3, hand-written, gen-v3), gen-v2 validation (2 runs, round 19's test) and, if
+# that passes, the test set (gen-v2 test, its second use) beside the shipped policy, 2 runs,
+# against the stored yardstick. From the frozen worktree /work/wt/eval22. (CI runs after it:
+# if E22 ships, default.pt changes and CI must see that.)
 set -uo pipefail
 WT=/work/wt/eval22; R=${R:-/work/runs/r22}; H=$WT/docs/results; C=$WT/policy/weights/candidates
 E22="ensemble:$C/onoff-s4.pt+$C/hold-kick22-s$MEMBER.pt"
 L="flock /tmp/xfer-netns.lock"
 until grep -q "^DONE" $R/chain.log; do sleep 20; done
 grep -q "gen-v3 rule rc 0" $R/chain.log || { echo "no gen-v2: rule 3 did not hold $(date -u +%T)"; exit 0; }
-echo "CI start $(date -u +%T)"
-rm -rf /tmp/fresh && git clone -q /work/main /tmp/fresh && (cd /tmp/fresh && git log --oneline -1 && $L bash .ci/run) > $R/ci.log 2>&1
-echo "CI rc $? $(date -u +%T)"; tail -n 3 $R/ci.log
-pip install -q --no-deps -e /work/main > /dev/null 2>&1
 export PYTHONPATH=$WT
 cd $WT
 python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
