@@ -5,6 +5,9 @@ testbed's fixed controllers within 0.06), 8 networks x 30 MIs, BBR on in every n
 The DAgger warm starts are the same for both recipes (the term acts only in PPO); round 21's
 warmstart21.txt has them.
 
+The last rows (added after the testbed runs) are the members inside E22 and F22: onoff-s4
+alone and each ensemble.
+
 Run: PYTHONPATH=. python3 docs/results/issue16-round22/kick22_world.py [TRAIN_DIR]
 """
 
@@ -25,7 +28,9 @@ burst = dict(comp_bbr_burst=0.003, comp_bbr_burst_step=0.0035, comp_bbr_start_bu
 p = fixed_params(8, **HAND_BBR, **burst)
 runs = [(f"hold-burst21b s{s}", f"ppo:{C}/hold-burst21b-s{s}.pt") for s in (2, 3, 4)]
 runs += [(f"hold-kick22   s{s}", f"ppo:{T}/hold-kick22-s{s}/policy.pt") for s in (2, 3, 4)]
+runs += [("onoff-s4", f"ppo:{C}/onoff-s4.pt")]
+runs += [(f"onoff-s4 + kick22 s{s}", f"ensemble:{C}/onoff-s4.pt+{C}/hold-kick22-s{s}.pt") for s in (2, 3)]
 runs += [("shipped", "ppo")]
 for name, spec in runs:
     ratios, n = play(spec, p)
-    print(f"{name:18s} ratio {np.mean(ratios):.3f} min {np.min(ratios):.3f} n {n}")
+    print(f"{name:24s} ratio {np.mean(ratios):.3f} min {np.min(ratios):.3f} n {n}")
