@@ -125,7 +125,7 @@ class KickstartPPO(PPO):
                 if clip_vf is not None:
                     pred = b.old_values + torch.clamp(values - b.old_values, -clip_vf, clip_vf)
                 vf = F.mse_loss(b.returns, pred)
-                ent = -torch.mean(entropy) if entropy is not None else torch.mean(log_prob)
+                ent = -torch.mean(entropy)  # a categorical policy: the entropy is exact
                 kick = -(b.scope * dist.log_prob(b.labels)).mean()
                 loss = pg + self.ent_coef * ent + self.vf_coef * vf + self.kick_coef * kick
                 with torch.no_grad():

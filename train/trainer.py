@@ -76,16 +76,20 @@ class SB3SimVecEnv(VecEnv):
         self._actions = np.asarray(actions)
 
     def teacher(self) -> tuple[np.ndarray, np.ndarray]:
-        """The teacher's labels and scope of the observations the last step acted on."""
-        return self.labels.copy(), self.scope.copy()
+        """The teacher's labels and scope of the observations the last step acted on (fresh
+        arrays each step: the buffer copies them in)."""
+        return self.labels, self.scope
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        streams = self.env.streams.copy()  # the count the acted-on observation was taken at
-        scope = np.ones(self.num_envs, np.float32)
-        if self.teacher_scope == "bbr":  # the world before the step, which may reset it
-            scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
-        obs, reward, _, truncated, info = self.env.step(self._actions)
-        if self.teacher_scope is not None:  # n_opt: the world's best N before this MI ran
+        if self.teacher_scope is None:
+            obs, reward, _, truncated, info = self.env.step(self._actions)
+        else:
+            streams = self.env.streams.copy()  # the count the acted-on observation was taken at
+            scope = np.ones(self.num_envs, np.float32)
+            if self.teacher_scope == "bbr":  # the world before the step, which may reset it
+                scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
+            obs, reward, _, truncated, info = self.env.step(self._actions)
+            # n_opt: the world's best N before this MI ran
             self.labels, self.scope = teacher_action(streams, info["n_opt"]), scope
         self._ep_ret += reward
         self._ep_len += 1
@@ -317,19 +321,23 @@ class ProgressLog(BaseCallback):
             }
             save_checkpoint(self.out / f"policy_{self.num_timesteps}.pt", net, meta)
 
+    def _linear(self, start: float, end: float, fraction: float) -> float:
+        """``start`` moving linearly to ``end`` at ``fraction`` of the training, then ``end``."""
+        total = self.ppo.total_timesteps
+        frac = min(1.0, self.num_timesteps / max(1.0, fraction * total))
+        return start + frac * (end - start)
+
     def _entropy_schedule(self) -> None:
         p = self.ppo
         if p is None or p.ent_coef_start is None:
             return
-        frac = min(1.0, self.num_timesteps / max(1.0, p.ent_decay_fraction * p.total_timesteps))
-        self.model.ent_coef = p.ent_coef_start + frac * (p.ent_coef - p.ent_coef_start)  # type: ignore[attr-defined]
+        self.model.ent_coef = self._linear(p.ent_coef_start, p.ent_coef, p.ent_decay_fraction)  # type: ignore[attr-defined]
 
     def _kick_schedule(self) -> None:
         p = self.ppo
         if p is None or p.kick_coef_start is None or not isinstance(self.model, KickstartPPO):
             return
-        frac = min(1.0, self.num_timesteps / max(1.0, p.kick_decay_fraction * p.total_timesteps))
-        self.model.kick_coef = p.kick_coef_start + frac * (p.kick_coef - p.kick_coef_start)
+        self.model.kick_coef = self._linear(p.kick_coef_start, p.kick_coef, p.kick_decay_fraction)
 
     def _on_step(self) -> bool:
         self._entropy_schedule()
