@@ -1,0 +1,141 @@
+"""train.verdict: the shipping rule, on made-up results and on every stored testbed result."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from train.verdict import VerdictRule, main, verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+RULE15 = ROOT / "docs/results/issue16-round15/rule15.py"
+
+
+def _scn(cand: list[float], base: list[float], ustar: float = 100.0) -> dict[str, Any]:
+    mean = lambda r: sum(r) / len(r)  # noqa: E731
+    return {
+        "best_fixed": {"mean_utility": ustar},
+        "controllers": {
+            "cand": {"utility_ratio": mean(cand), "run_ratios": cand},
+            "ppo": {"utility_ratio": mean(base), "run_ratios": base},
+        },
+    }
+
+
+def test_validation_needs_a_positive_difference_and_test_allows_zero() -> None:
+    # binary-exact ratios: the differences +0.25, -0.25, 0 sum to exactly 0
+    tie = {
+        "a": _scn([1.0, 1.0], [0.75, 0.75]),
+        "b": _scn([0.75, 0.75], [1.0, 1.0]),
+        "c": _scn([0.5, 0.5], [0.5, 0.5]),
+    }
+    v = verdict(tie, "cand", "ppo", VerdictRule())
+    assert v.mean_difference == 0.0 and not v.ok
+    assert verdict(tie, "cand", "ppo", VerdictRule(test=True)).ok
+    up = {**tie, "d": _scn([1.0, 1.0], [0.75, 0.75])}
+    v = verdict(up, "cand", "ppo", VerdictRule())
+    assert v.ok and (v.higher, v.lower) == (2, 1) and v.cand_min == 0.5
+
+
+def test_the_minimum_may_be_only_min_tolerance_below() -> None:
+    s = {"a": _scn([1.5, 1.5], [0.9, 0.9]), "b": _scn([0.54, 0.54], [0.6, 0.6])}
+    assert not verdict(s, "cand", "ppo", VerdictRule()).ok  # 0.54 < 0.60 - 0.05
+    assert verdict(s, "cand", "ppo", VerdictRule(min_tolerance=0.07)).ok
+
+
+def test_min_ustar_and_exclude_leave_scenarios_out() -> None:
+    s = {
+        "a": _scn([1.0, 1.0], [0.9, 0.9]),
+        "tiny": _scn([-3.0, -3.0], [0.9, 0.9], ustar=5.0),  # a ratio of a tiny U*
+        "gone": _scn([0.1, 0.1], [0.9, 0.9]),
+    }
+    assert not verdict(s, "cand", "ppo", VerdictRule()).ok
+    v = verdict(s, "cand", "ppo", VerdictRule(min_ustar=10, exclude=frozenset({"gone"})))
+    assert v.ok and [r.name for r in v.rows] == ["a"] and v.excluded == ["gone", "tiny"]
+
+
+def test_agree_judges_the_minimum_only_where_runs_agree() -> None:
+    s = {
+        "a": _scn([1.3, 1.32], [0.85, 0.86]),
+        "b": _scn([0.8, 0.82], [0.8, 0.79]),
+        # both spread widely; this scenario alone fails rule 2 without agree
+        "noisy": _scn([-0.7, -0.4], [-0.5, -0.1]),
+        "one-run": _scn([0.5], [0.52]),  # cannot show disagreement: stays in
+    }
+    plain = verdict(s, "cand", "ppo", VerdictRule())
+    assert not plain.ok and plain.cand_min == pytest.approx(-0.55)
+    v = verdict(s, "cand", "ppo", VerdictRule(agree=0.25))
+    assert v.noisy == ["noisy"] and len(v.rows) == 4  # still in the paired difference
+    assert v.mean_difference == plain.mean_difference
+    assert v.cand_min == pytest.approx(0.5) and v.base_min == pytest.approx(0.52) and v.ok
+    assert "runs disagree: ['noisy']" in v.report()
+    assert verdict(s, "cand", "ppo", VerdictRule(agree=0.45)).noisy == []
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="agree"):
+        VerdictRule(agree=0)
+    with pytest.raises(ValueError, match="min_tolerance"):
+        VerdictRule(min_tolerance=-0.1)
+    with pytest.raises(ValueError, match="no scenario"):
+        verdict({"a": _scn([1.0], [1.0])}, "other", "ppo", VerdictRule())
+
+
+def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "r.json"
+    good.write_text(json.dumps({"scenarios": {"a": _scn([1.0, 1.0], [0.9, 0.9])}}))
+    assert main([str(good), "cand", "ppo"]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert main([str(good), "ppo", "cand"]) == 1
+    assert main([str(tmp_path / "missing.json"), "cand", "ppo"]) == 2
+    assert "verdict:" in capsys.readouterr().err
+
+
+def _stored() -> list[tuple[Path, str]]:
+    """Every stored testbed result with a candidate beside the shipped policy."""
+    out = []
+    for p in sorted((ROOT / "docs/results").glob("issue16-round*/*.json")):
+        d = json.loads(p.read_text())
+        if not isinstance(d, dict) or "scenarios" not in d or "ppo" not in d.get("policies", []):
+            continue
+        out += [(p, c) for c in d["policies"] if c not in ("ppo", "gd", "bo")]
+    return out
+
+
+def _rule15(argv: list[str]) -> tuple[int, str] | None:
+    """rule15.py's exit status and report; None where it crashes (one scenario: no SE)."""
+    buf, old = io.StringIO(), sys.argv
+    sys.argv = [str(RULE15), *argv]
+    try:
+        with contextlib.redirect_stdout(buf):
+            runpy.run_path(str(RULE15), run_name="__main__")
+    except SystemExit as e:
+        return int(e.code or 0), buf.getvalue()
+    except TypeError:
+        return None
+    finally:
+        sys.argv = old
+    raise AssertionError("rule15.py always exits")
+
+
+def test_same_verdict_and_report_as_rule15_on_every_stored_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cases = _stored()
+    assert len(cases) >= 20  # rounds 15-23 left at least this many
+    for path, cand in cases:
+        for extra in ([], ["--min-ustar", "10"], ["--test", "--min-ustar", "10"]):
+            want = _rule15([str(path), cand, "ppo", *extra])
+            got = main([str(path), cand, "ppo", *extra])
+            out = capsys.readouterr().out
+            if want is None:  # one scenario: rule15.py cannot format a missing SE, we can
+                assert "+- n/a" in out and "not established" in out, (path.name, cand)
+                continue
+            assert (got, out) == want, (path.name, cand, extra)

@@ -1,0 +1,200 @@
+"""The shipping rule's verdict: does a candidate beat the policy it ran beside?
+
+    python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
+        [--agree GAP] [--exclude NAME ...]
+
+RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
+(``--suite`` or several ``--scenario``); several files pool their scenarios. Over the
+scenarios where both have a utility ratio (:class:`VerdictRule` says which are left out):
+
+1. the paired mean difference CAND - BASE (:func:`train.suite_eval.paired`) is > 0 on a
+   validation set, >= 0 on the test set (``--test``), and
+2. CAND's minimum is >= BASE's minimum - :attr:`VerdictRule.min_tolerance`.
+
+This is ``docs/results/issue16-round15/rule15.py`` (rounds 15-23), moved here with tests;
+with ``agree`` unset the two give the same verdict on every stored result.
+
+``agree`` (round 23) answers rule 2's weakness: one scenario whose runs disagree could decide
+the verdict by its noise alone (round 22's gen-v3-v06: both policies' runs spanned -0.3 to
+-1.4; it failed one candidate and passed the next). With ``agree = GAP``, rule 2 compares
+minimums only over the scenarios where each policy's per-run ratios lie within GAP of each
+other; the others still count in rule 1 and are listed, so they can be run again. A scenario
+with fewer than two runs of a policy cannot show disagreement and stays in.
+Exit status 0 if the rule holds, 1 if not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from train.suite_eval import paired
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """Which scenarios count and how the two halves of the rule are judged."""
+
+    test: bool = False
+    """Test set: rule 1 needs a paired difference >= 0 (validation: > 0)."""
+    min_tolerance: float = 0.05
+    """Rule 2: CAND's minimum may be this far below BASE's (round 6's between-invocation
+    spread of one policy's validation mean)."""
+    min_ustar: float | None = None
+    """Leave out scenarios whose best fixed N's mean utility U* is below this (round 16:
+    a ratio of a tiny U* is noise)."""
+    agree: float | None = None
+    """Rule 2 over agreeing scenarios only (module docstring); None: over all."""
+    exclude: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.min_tolerance < 0:
+            raise ValueError(f"min_tolerance must be >= 0, got {self.min_tolerance}")
+        if self.agree is not None and self.agree <= 0:
+            raise ValueError(f"agree must be > 0, got {self.agree}")
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    cand: float
+    base: float
+    cand_runs: list[float]
+    base_runs: list[float]
+
+    def agrees(self, gap: float | None) -> bool:
+        """Each policy's runs lie within ``gap`` of each other (always, without a gap)."""
+        if gap is None:
+            return True
+        return all(max(r) - min(r) <= gap for r in (self.cand_runs, self.base_runs) if len(r) >= 2)
+
+
+@dataclass
+class Verdict:
+    rule: VerdictRule
+    rows: list[Row]
+    excluded: list[str]
+    """Left out entirely: by ``exclude`` or ``min_ustar``."""
+    noisy: list[str]
+    """In rule 1, not in rule 2: their runs disagree by more than ``agree``."""
+    mean_difference: float
+    standard_error: float | None
+    higher: int
+    lower: int
+    cand_mean: float
+    base_mean: float
+    cand_min: float
+    base_min: float
+    ok: bool = field(default=False)
+
+    @property
+    def established(self) -> bool:
+        """The difference is more than two standard errors from 0."""
+        return (
+            self.standard_error is not None and abs(self.mean_difference) > 2 * self.standard_error
+        )
+
+    def report(self) -> str:
+        lines = [
+            f"{r.name:22s} {r.cand:7.3f} {r.base:7.3f} {r.cand - r.base:+7.3f}  "
+            f"cand runs {r.cand_runs}  base runs {r.base_runs}"
+            for r in self.rows
+        ]
+        scope = ""
+        if self.rule.agree is not None:
+            scope = (
+                f"; minimums over {len(self.rows) - len(self.noisy)} whose runs agree within "
+                f"{self.rule.agree:g} (runs disagree: {self.noisy or 'none'})"
+            )
+        se = "n/a" if self.standard_error is None else f"{self.standard_error:.3f}"
+        lines.append(
+            f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
+            f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
+            f"{self.mean_difference:+.3f} +- {se} (higher {self.higher}, lower {self.lower})"
+            f"{scope}: {'PASS' if self.ok else 'FAIL'}"
+            f"{'' if self.established else ' (within 2 SE: not established)'}"
+        )
+        return "\n".join(lines)
+
+
+def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) -> Verdict:
+    """Judge ``cand`` against ``base`` over one result's ``scenarios`` (module docstring)."""
+    rows, excluded = [], set(rule.exclude)
+    for name, row in sorted(scenarios.items()):
+        c = row["controllers"]
+        a = (c.get(cand) or {}).get("utility_ratio")
+        b = (c.get(base) or {}).get("utility_ratio")
+        if a is None or b is None or name in rule.exclude:
+            continue
+        if rule.min_ustar is not None and row["best_fixed"]["mean_utility"] < rule.min_ustar:
+            excluded.add(name)
+            continue
+        rows.append(Row(name, a, b, list(c[cand].get("run_ratios") or []),
+                        list(c[base].get("run_ratios") or [])))  # fmt: skip
+    if not rows:
+        raise ValueError(f"no scenario where both {cand!r} and {base!r} have a ratio")
+    kept = {r.name for r in rows}
+    p = paired(
+        {"policy": cand, "scenarios": {k: v for k, v in scenarios.items() if k in kept}}, base
+    )
+    assert p is not None  # rows is not empty
+    judged = [r for r in rows if r.agrees(rule.agree)] or rows
+    noisy = [r.name for r in rows if r not in judged]
+    v = Verdict(
+        rule=rule,
+        rows=rows,
+        excluded=sorted(excluded),
+        noisy=noisy,
+        mean_difference=p["mean_difference"],
+        standard_error=p["standard_error"],
+        higher=p["higher"],
+        lower=p["lower"],
+        cand_mean=statistics.fmean(r.cand for r in rows),
+        base_mean=statistics.fmean(r.base for r in rows),
+        cand_min=min(r.cand for r in judged),
+        base_min=min(r.base for r in judged),
+    )
+    md = v.mean_difference
+    v.ok = (md >= 0 if rule.test else md > 0) and v.cand_min >= v.base_min - rule.min_tolerance
+    return v
+
+
+def load(paths: str) -> dict[str, Any]:
+    """The scenarios of one or more comma-separated ``xfer evaluate --json`` files, pooled."""
+    out: dict[str, Any] = {}
+    for p in paths.split(","):
+        with open(p) as f:
+            out.update(json.load(f)["scenarios"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m train.verdict", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument("result", help="xfer evaluate --json output(s), comma-separated")
+    ap.add_argument("cand")
+    ap.add_argument("base")
+    ap.add_argument("--test", action="store_true", help="test set: paired difference >= 0")
+    ap.add_argument("--min-ustar", type=float, default=None)
+    ap.add_argument("--agree", type=float, default=None, help="judge minimums where runs agree")
+    ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
+    ap.add_argument("--exclude", nargs="*", default=[])
+    a = ap.parse_args(argv)
+    try:
+        rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
+                           agree=a.agree, exclude=frozenset(a.exclude))  # fmt: skip
+        v = verdict(load(a.result), a.cand, a.base, rule)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"verdict: {e}", file=sys.stderr)
+        return 2
+    print(v.report())
+    return 0 if v.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
