@@ -142,6 +142,7 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
         {"policy": cand, "scenarios": {k: v for k, v in scenarios.items() if k in kept}}, base
     )
     assert p is not None  # rows is not empty
+    # if no scenario's runs agree, the minimum is judged over all of them (as without agree)
     judged = [r for r in rows if r.agrees(rule.agree)] or rows
     noisy = [r.name for r in rows if r not in judged]
     v = Verdict(
