@@ -29,7 +29,7 @@ import argparse
 import json
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from train.suite_eval import paired
@@ -89,7 +89,14 @@ class Verdict:
     base_mean: float
     cand_min: float
     base_min: float
-    ok: bool = field(default=False)
+
+    @property
+    def ok(self) -> bool:
+        """The rule holds: rule 1's paired difference and rule 2's minimum (module docstring)."""
+        md = self.mean_difference
+        return (md >= 0 if self.rule.test else md > 0) and (
+            self.cand_min >= self.base_min - self.rule.min_tolerance
+        )
 
     @property
     def established(self) -> bool:
@@ -145,7 +152,7 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
     # if no scenario's runs agree, the minimum is judged over all of them (as without agree)
     judged = [r for r in rows if r.agrees(rule.agree)] or rows
     noisy = [r.name for r in rows if r not in judged]
-    v = Verdict(
+    return Verdict(
         rule=rule,
         rows=rows,
         excluded=sorted(excluded),
@@ -159,9 +166,6 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
         cand_min=min(r.cand for r in judged),
         base_min=min(r.base for r in judged),
     )
-    md = v.mean_difference
-    v.ok = (md >= 0 if rule.test else md > 0) and v.cand_min >= v.base_min - rule.min_tolerance
-    return v
 
 
 def load(paths: str) -> dict[str, Any]:
