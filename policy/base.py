@@ -68,6 +68,7 @@ _BUILTIN: dict[str, str] = {
     "bo": "policy.bo:BayesianOptimizer",
     "ppo": "policy.ppo:PPOController",
     "guard": "policy.guard:Guard",
+    "judge": "policy.judge:Judge",
     "ensemble": "policy.ensemble:Ensemble",
     "stdin": "policy.external:StdinController",
 }

@@ -1,0 +1,158 @@
+"""``judge[:KEY=VALUE,...][:INNER]``: judge each large add by the MI after the one it joins in.
+
+Round 23 (issue #16, ``docs/results/issue16-round23/adds23.txt``, 507 adds of >= 4 streams in
+testbed logs): the MI in which added streams join shows a loss burst on every network, so
+a policy that reads it retreats from adds that pay (beside BBR flows: the next MI's loss is
+below the pre-add level, throughput x2.0, utility 9 -> 36) as readily as from adds that do
+not (a LAN where one stream is right: throughput x1.00, utility 62 -> -171). The next MI
+separates the two. The judge wraps an inner controller (default ``ppo``) and follows it,
+except around an add of ``step`` (4) or more streams:
+
+1. **Join**: in the MI the added streams join, a retreat the inner controller asks for is
+   not taken (the count stays at the added level). A further add is taken, and the judging
+   moves on to that level (a ramp of +5s is not slowed).
+2. **Verdict**: in the MI after the join MI, the utility is compared with the MI before
+   the add. If it beats that by ``margin`` (10 %) the add paid: the inner controller is
+   kept at or above ``floor_share`` (1.0) of the added level for ``hold`` MIs (10).
+   Otherwise it did not: the count goes back to the level before the add and adds are
+   refused for a cooldown (``cooldown`` MIs, 8, doubled after each consecutive unpaid add
+   up to ``max_cooldown``, 64) - a +5/-5 see-saw on a LAN costs one add per cooldown. A
+   floor left by an earlier add that paid stays for the rest of its hold.
+
+The inner controller sees every signal vector (its history stays whole); when the judge
+overrides it, the inner target is set to the judge's count. So the inner controller must
+have a ``target`` attribute (``ppo``, ``ensemble``, ``guard``, ``stdin`` do).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from policy.base import Controller, ControllerConfig, make_controller
+from policy.gd import parse_args
+from policy.signals import SignalVector
+from policy.utility import utility_of
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """Constants of the judge (see the module docstring)."""
+
+    step: int = 4
+    """The smallest add (streams, from one MI to the next) that is judged."""
+    margin: float = 0.10
+    """An add paid if the verdict MI's utility beats the MI before the add by this share."""
+    hold: int = 10
+    """MIs the floor lasts after an add that paid."""
+    floor_share: float = 1.0
+    """After an add that paid, the inner controller is kept at or above this share of the
+    added level."""
+    cooldown: int = 8
+    """MIs adds are refused after the first unpaid add of a run of them."""
+    max_cooldown: int = 64
+    """The cooldown doubles with each consecutive unpaid add up to this."""
+
+    @classmethod
+    def parse(cls, text: str) -> JudgeConfig:
+        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``margin=0.2,hold=20``."""
+        kinds = {f.name: type(f.default) for f in fields(cls)}
+        values: dict[str, Any] = parse_args(text, kinds, "judge")
+        return replace(cls(), **values)
+
+
+class Judge:
+    """``judge[:INNER]``: follow INNER (default ``ppo``); judge large adds one MI late."""
+
+    name = "judge"
+
+    def __init__(self, args: str, config: ControllerConfig, jc: JudgeConfig | None = None) -> None:
+        head, _, rest = args.partition(":")
+        if "=" in head:  # judge:KEY=VALUE,...[:INNER]
+            jc, args = JudgeConfig.parse(head), rest
+        spec = args or "ppo"
+        if spec.partition(":")[0].strip().lower() == "judge":
+            raise ValueError("judge: the inner controller cannot be another judge")
+        self.inner: Controller = make_controller(spec, config)
+        if not hasattr(self.inner, "target"):
+            raise ValueError(
+                f"judge: inner controller {spec!r} has no target the judge can set "
+                "(use ppo[:CKPT], ensemble:..., guard or stdin)"
+            )
+        self.config = config
+        self.jc = jc or JudgeConfig()
+        self.mode = "follow"
+        """``follow``, ``join`` (the next MI is the added streams' first) or ``verdict``."""
+        self.current = self.inner.initial()
+        """The count in effect during the MI being decided on (the last count returned)."""
+        self.base = 0
+        """The count before the add being judged."""
+        self.u_before = 0.0
+        """Utility of the MI before the add being judged."""
+        self.floor = self.floor_left = 0
+        self.ceil = self.cool_left = 0
+        self.cool_next = self.jc.cooldown
+        self.paid = 0
+        """Adds judged as paid (for tests and logs)."""
+        self.unpaid = 0
+        """Adds judged as unpaid and undone."""
+
+    def initial(self) -> int:
+        return self.current
+
+    @property
+    def target(self) -> int:
+        """The inner controller's target; setting it moves the inner controller."""
+        return int(self.inner.target)  # type: ignore[attr-defined]
+
+    @target.setter
+    def target(self, n: int) -> None:
+        self.inner.target = n  # type: ignore[attr-defined]
+
+    def _set(self, n: int) -> int:
+        """Make ``n`` (clipped) the count for the next MI, the inner target included."""
+        n = self.config.clip(n)
+        if n != self.target:
+            self.target = n
+        self.current = n
+        return n
+
+    def decide(self, signals: SignalVector) -> int:
+        proposed = self.inner.decide(signals)  # always: the inner history stays whole
+        if self.mode == "join":
+            return self._join(proposed)
+        if self.mode == "verdict":
+            return self._verdict(proposed, signals)
+        return self._follow(proposed, signals)
+
+    def _follow(self, proposed: int, signals: SignalVector) -> int:
+        if self.floor_left > 0:
+            proposed, self.floor_left = max(proposed, self.floor), self.floor_left - 1
+        if self.cool_left > 0:
+            proposed, self.cool_left = (
+                min(proposed, max(self.ceil, self.current)),
+                self.cool_left - 1,
+            )
+        if proposed - self.current >= self.jc.step:
+            self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
+        return self._set(proposed)
+
+    def _join(self, proposed: int) -> int:
+        """The added streams' first MI: no retreat; a further add moves the judging on."""
+        self.mode = "join" if proposed - self.current >= self.jc.step else "verdict"
+        return self._set(max(proposed, self.current))
+
+    def _verdict(self, proposed: int, signals: SignalVector) -> int:
+        """The MI after the join MI: keep the add (a floor under it) or undo it (a cooldown)."""
+        self.mode = "follow"
+        u = utility_of(signals)
+        if u > self.u_before + self.jc.margin * abs(self.u_before):
+            self.paid += 1
+            self.cool_next = self.jc.cooldown
+            self.floor = int(self.current * self.jc.floor_share)
+            self.floor_left = self.jc.hold
+            return self._follow(proposed, signals)  # a further add is judged anew
+        self.unpaid += 1
+        self.ceil, self.cool_left = self.base, self.cool_next
+        self.cool_next = min(2 * self.cool_next, self.jc.max_cooldown)
+        return self._set(min(proposed, self.base))
