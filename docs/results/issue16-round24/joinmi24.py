@@ -2,8 +2,9 @@
 policy do after an add if it judged the add by the MI after the join MI?
 
 For every add of >= 4 streams (bursts23.adds: MI i is the join MI, the first with the added
-streams) whose next MI i+1 ran at the same count (the logged policy held in the join MI, so
-MI i+1 measured the added streams), replay the logged signal vectors through POLICY and take
+streams) whose next MI i+1 ran at no fewer streams (the logged policy did not retreat in the
+join MI, so MI i+1 measured at least the added streams; where it added again, MI i+1 also
+holds that add's join burst: only 10 adds held exactly), replay the logged signal vectors through POLICY and take
 its action
   join: after MIs 0..i (what it does today, in the join MI);
   next: after MIs 0..i+1 (the join MI shown, the policy made to hold through it);
@@ -52,7 +53,7 @@ for scen, _, t in runs([str(Path(__file__).parents[1] / "issue16-round23" / "log
         table[scen]["next"].append(action(t[: i + 2]))
         table[scen]["skip"].append(action(t[:i] + [t[i + 1]]))
 
-print(f"policy {spec}: adds of >= 4 streams held through their join MI; share retreat / add")
+print(f"policy {spec}: adds of >= 4 streams not retreated from in their join MI; share retreat / add")
 print(f"{'scenario':22s} adds   join: -  +    next: -  +    skip: -  +")
 tot = defaultdict(list)
 for scen in sorted(table):
