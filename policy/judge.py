@@ -21,12 +21,14 @@ except around an add of ``step`` (4) or more streams:
 
 The inner controller sees every signal vector (its history stays whole); when the judge
 overrides it, the inner target is set to the judge's count. So the inner controller must
-have a ``target`` attribute (``ppo``, ``ensemble``, ``guard``, ``stdin`` do).
+have a ``target`` attribute (``ppo``, ``ensemble``, ``guard``, ``stdin`` do). A checkpoint or
+bundle whose ``meta["judge"]`` holds a :class:`JudgeConfig` is judged by ``ppo`` itself
+(:class:`AddJudge`; ``python3 -m train.ship --checkpoint CKPT --judge``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from policy.base import Controller, ControllerConfig, make_controller
@@ -60,6 +62,85 @@ class JudgeConfig:
         values: dict[str, Any] = parse_args(text, kinds, "judge")
         return replace(cls(), **values)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for a checkpoint's ``meta["judge"]``."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> JudgeConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
+        extra = set(d) - set(cls.__dataclass_fields__)
+        if extra:
+            raise ValueError(f"checkpoint judge config has unknown keys {sorted(extra)}")
+        return cls(**d)
+
+
+class AddJudge:
+    """The judge's state machine, apart from any controller: :meth:`step` takes the count a
+    controller proposes for the next MI and the MI just measured, and returns the count to
+    use. Used by :class:`Judge` around any controller, and by ``ppo`` itself when its
+    checkpoint's ``meta["judge"]`` holds a :class:`JudgeConfig` (a shipped policy)."""
+
+    def __init__(self, jc: JudgeConfig, config: ControllerConfig, initial: int) -> None:
+        self.jc, self.config = jc, config
+        self.mode = "follow"
+        """``follow``, ``join`` (the next MI is the added streams' first) or ``verdict``."""
+        self.current = initial
+        """The count in effect during the MI being decided on (the last count returned)."""
+        self.base = 0
+        """The count before the add being judged."""
+        self.u_before = 0.0
+        """Utility of the MI before the add being judged."""
+        self.floor = self.floor_left = 0
+        self.ceil = self.cool_left = 0
+        self.cool_next = jc.cooldown
+        self.paid = 0
+        """Adds judged as paid (for tests and logs)."""
+        self.unpaid = 0
+        """Adds judged as unpaid and undone."""
+
+    def step(self, proposed: int, signals: SignalVector) -> int:
+        """The count for the next MI, given the controller's ``proposed`` one."""
+        if self.mode == "join":
+            n = self._join(proposed)
+        elif self.mode == "verdict":
+            n = self._verdict(proposed, signals)
+        else:
+            n = self._follow(proposed, signals)
+        self.current = self.config.clip(n)
+        return self.current
+
+    def _follow(self, proposed: int, signals: SignalVector) -> int:
+        if self.floor_left > 0:
+            proposed = max(proposed, self.floor)
+            self.floor_left -= 1
+        if self.cool_left > 0:
+            proposed = min(proposed, max(self.ceil, self.current))
+            self.cool_left -= 1
+        if proposed - self.current >= self.jc.step:
+            self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
+        return proposed
+
+    def _join(self, proposed: int) -> int:
+        """The added streams' first MI: no retreat; a further add moves the judging on."""
+        self.mode = "join" if proposed - self.current >= self.jc.step else "verdict"
+        return max(proposed, self.current)
+
+    def _verdict(self, proposed: int, signals: SignalVector) -> int:
+        """The MI after the join MI: keep the add (a floor under it) or undo it (a cooldown)."""
+        self.mode = "follow"
+        u = utility_of(signals)
+        if u > self.u_before + self.jc.margin * abs(self.u_before):
+            self.paid += 1
+            self.cool_next = self.jc.cooldown
+            self.floor = int(self.current * self.jc.floor_share)
+            self.floor_left = self.jc.hold
+            return self._follow(proposed, signals)  # a further add is judged anew
+        self.unpaid += 1
+        self.ceil, self.cool_left = self.base, self.cool_next
+        self.cool_next = min(2 * self.cool_next, self.jc.max_cooldown)
+        return min(proposed, self.base)
+
 
 class Judge:
     """``judge[:INNER]``: follow INNER (default ``ppo``); judge large adds one MI late."""
@@ -79,26 +160,14 @@ class Judge:
                 f"judge: inner controller {spec!r} has no target the judge can set "
                 "(use ppo[:CKPT], ensemble:..., guard or stdin)"
             )
-        self.config = config
-        self.jc = jc or JudgeConfig()
-        self.mode = "follow"
-        """``follow``, ``join`` (the next MI is the added streams' first) or ``verdict``."""
-        self.current = self.inner.initial()
-        """The count in effect during the MI being decided on (the last count returned)."""
-        self.base = 0
-        """The count before the add being judged."""
-        self.u_before = 0.0
-        """Utility of the MI before the add being judged."""
-        self.floor = self.floor_left = 0
-        self.ceil = self.cool_left = 0
-        self.cool_next = self.jc.cooldown
-        self.paid = 0
-        """Adds judged as paid (for tests and logs)."""
-        self.unpaid = 0
-        """Adds judged as unpaid and undone."""
+        if getattr(self.inner, "judge", None) is not None:
+            raise ValueError(
+                f"judge: {spec!r} judges its adds already (its checkpoint's meta names a judge)"
+            )
+        self.rule = AddJudge(jc or JudgeConfig(), config, self.inner.initial())
 
     def initial(self) -> int:
-        return self.current
+        return self.rule.current
 
     @property
     def target(self) -> int:
@@ -109,50 +178,9 @@ class Judge:
     def target(self, n: int) -> None:
         self.inner.target = n  # type: ignore[attr-defined]
 
-    def _set(self, n: int) -> int:
-        """Make ``n`` (clipped) the count for the next MI, the inner target included."""
-        n = self.config.clip(n)
-        if n != self.target:
-            self.target = n
-        self.current = n
-        return n
-
     def decide(self, signals: SignalVector) -> int:
         proposed = self.inner.decide(signals)  # always: the inner history stays whole
-        if self.mode == "join":
-            return self._join(proposed)
-        if self.mode == "verdict":
-            return self._verdict(proposed, signals)
-        return self._follow(proposed, signals)
-
-    def _follow(self, proposed: int, signals: SignalVector) -> int:
-        if self.floor_left > 0:
-            proposed, self.floor_left = max(proposed, self.floor), self.floor_left - 1
-        if self.cool_left > 0:
-            proposed, self.cool_left = (
-                min(proposed, max(self.ceil, self.current)),
-                self.cool_left - 1,
-            )
-        if proposed - self.current >= self.jc.step:
-            self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
-        return self._set(proposed)
-
-    def _join(self, proposed: int) -> int:
-        """The added streams' first MI: no retreat; a further add moves the judging on."""
-        self.mode = "join" if proposed - self.current >= self.jc.step else "verdict"
-        return self._set(max(proposed, self.current))
-
-    def _verdict(self, proposed: int, signals: SignalVector) -> int:
-        """The MI after the join MI: keep the add (a floor under it) or undo it (a cooldown)."""
-        self.mode = "follow"
-        u = utility_of(signals)
-        if u > self.u_before + self.jc.margin * abs(self.u_before):
-            self.paid += 1
-            self.cool_next = self.jc.cooldown
-            self.floor = int(self.current * self.jc.floor_share)
-            self.floor_left = self.jc.hold
-            return self._follow(proposed, signals)  # a further add is judged anew
-        self.unpaid += 1
-        self.ceil, self.cool_left = self.base, self.cool_next
-        self.cool_next = min(2 * self.cool_next, self.jc.max_cooldown)
-        return self._set(min(proposed, self.base))
+        n = self.rule.step(proposed, signals)
+        if n != self.target:
+            self.target = n
+        return n

@@ -49,6 +49,7 @@ from torch import nn
 
 from policy.base import ControllerConfig
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
+from policy.judge import AddJudge, JudgeConfig
 from policy.signals import SignalVector
 
 ACTIONS: tuple[int, ...] = (5, 1, 0, -1, -5)
@@ -414,6 +415,11 @@ class PPOController:
         self.meta: dict[str, Any] = meta
         self.combine = combiner(str(meta.get("rule", "mean")))
         self.target = config.clip(config.initial_streams or starts.pop())
+        self.judge: AddJudge | None = None
+        """Set when the file's ``meta["judge"]`` names a judge: large adds are judged by the
+        MI after their join MI (:mod:`policy.judge`)."""
+        if meta.get("judge") is not None:
+            self.judge = AddJudge(JudgeConfig.from_dict(meta["judge"]), config, self.target)
 
     def initial(self) -> int:
         return self.target
@@ -459,4 +465,6 @@ class PPOController:
         else:  # an ensemble: its combine rule over the members' probabilities
             a = self.combine(self.member_probabilities(signals))
         self.target = self.config.clip(self.target + ACTIONS[a])
+        if self.judge is not None:
+            self.target = self.judge.step(self.target, signals)
         return self.target

@@ -2,6 +2,7 @@
 
     python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
     python3 -m train.ship --ensemble CKPT CKPT [...] [--rule veto] --note "how it was chosen"
+    python3 -m train.ship --checkpoint CKPT --note "how it was chosen" [--judge]
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
@@ -10,6 +11,10 @@ its checkpoint is re-saved with the evaluation of every candidate in ``meta`` an
 ``policy/weights/default.json`` (config, seed, training time, evaluation tables, the note)
 is written. With ``--ensemble`` the checkpoints are bundled (``xfer-ppo-ensemble/1``,
 :mod:`policy.ensemble`) as the default instead, and the record lists every member's training.
+With ``--checkpoint`` one checkpoint file is shipped as it is (chosen elsewhere, its run
+directory gone). ``--judge`` (with ``--ensemble`` or ``--checkpoint``) writes the default
+:class:`policy.judge.JudgeConfig` into the shipped file's ``meta["judge"]``: ``ppo`` then
+judges each large add by the MI after its join MI (:mod:`policy.judge`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from policy.judge import JudgeConfig
 from policy.ppo import (
     COMBINE,
     DEFAULT_CHECKPOINT,
@@ -67,11 +73,36 @@ def ship(
     return record
 
 
+def ship_checkpoint(
+    path: Path,
+    dest: Path = DEFAULT_CHECKPOINT,
+    note: str | None = None,
+    judge: JudgeConfig | None = None,
+) -> dict[str, Any]:
+    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge`` in its meta;
+    return the record written next to it."""
+    net, ckpt = load_checkpoint(path)
+    meta = {**ckpt["meta"], "selection": note, "from_file": str(path)}
+    if judge is not None:
+        meta["judge"] = judge.to_dict()
+    tmp = dest.with_name(dest.name + ".new")
+    save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
+    tmp.replace(dest)
+    record = {
+        "shipped": {"kind": ckpt["arch"]["kind"], "from_file": str(path), "selection": note,
+                    "judge": meta.get("judge")},
+        "training": ckpt["meta"],
+    }  # fmt: skip
+    dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
 def ship_ensemble(
     members: list[Path],
     dest: Path = DEFAULT_CHECKPOINT,
     note: str | None = None,
     rule: str = "mean",
+    judge: JudgeConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
@@ -80,7 +111,10 @@ def ship_ensemble(
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
-    save_ensemble(tmp, members, {"selection": note, "rule": rule, "members": trained})
+    meta: dict[str, Any] = {"selection": note, "rule": rule, "members": trained}
+    if judge is not None:
+        meta["judge"] = judge.to_dict()
+    save_ensemble(tmp, members, meta)
     tmp.replace(dest)
     record = {
         "shipped": {
@@ -88,6 +122,7 @@ def ship_ensemble(
             "members": [str(m) for m in members],
             "rule": rule,
             "selection": note,
+            "judge": meta.get("judge"),
         },
         "members": trained,
     }
@@ -108,9 +143,25 @@ if __name__ == "__main__":
         choices=sorted(COMBINE),
         help="with --ensemble: how members decide",
     )
+    ap.add_argument(
+        "--checkpoint", action="store_true", help="the one argument is a checkpoint: ship it"
+    )
+    ap.add_argument(
+        "--judge",
+        action="store_true",
+        help="with --ensemble or --checkpoint: ppo judges large adds (policy/judge.py)",
+    )
     a = ap.parse_args()
-    if a.ensemble:
-        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule)
+    jc = JudgeConfig() if a.judge else None
+    if a.judge and not (a.ensemble or a.checkpoint):
+        ap.error("--judge needs --ensemble or --checkpoint")
+    if a.checkpoint:
+        if len(a.runs) != 1 or a.ensemble:
+            ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
+        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc)
+        print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
+    elif a.ensemble:
+        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc)
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

@@ -90,7 +90,7 @@ def test_adds_that_pay_are_kept_although_the_join_mi_bursts() -> None:
     # Utility (3 % loss) peaks near 26 streams, 2 % above 21: each add up to 21 paid and was
     # floored and built on; 21 -> 26 is below the margin and is undone; the floor holds 21
     # until its hold runs out, then the inner controller's own -5 is taken once.
-    assert j.paid >= 5 and j.unpaid >= 1
+    assert j.rule.paid >= 5 and j.rule.unpaid >= 1
     assert path[:8] == [6, 6, 11, 11, 16, 16, 21, 21] and min(path[6:]) == 16
     assert sum(path[6:]) / len(path[6:]) > 20
     assert sum(path) / len(path) > 3 * sum(alone) / len(alone)
@@ -100,8 +100,8 @@ def test_adds_that_do_not_pay_are_undone_and_cooled_down() -> None:
     _, alone = _run(one_stream_best, 80, "test-seesaw")
     j, path = _run(one_stream_best, 80)
     assert alone.count(6) == 40  # every other MI at 6 streams
-    assert j.paid == 0 and 2 <= j.unpaid <= 5  # cooldowns of 8, 16, 32, 64 MIs
-    assert path.count(6) <= 2 * j.unpaid
+    assert j.rule.paid == 0 and 2 <= j.rule.unpaid <= 5  # cooldowns of 8, 16, 32, 64 MIs
+    assert path.count(6) <= 2 * j.rule.unpaid
     assert sum(path) / len(path) < 0.5 * sum(alone) / len(alone)
 
 
@@ -109,16 +109,16 @@ def test_a_ramp_is_not_slowed() -> None:
     _, alone = _run(beside_bbr, 8, "test-climb")
     j, path = _run(beside_bbr, 8, "judge:test-climb")
     assert path == alone == [6, 11, 16, 21, 26, 31, 36, 41]
-    assert j.paid == 0 and j.mode == "join"  # still climbing: nothing judged yet
+    assert j.rule.paid == 0 and j.rule.mode == "join"  # still climbing: nothing judged yet
 
 
 def test_a_ramp_that_does_not_pay_goes_back_to_where_it_began() -> None:
     j, path = _run(one_stream_best, 6, "judge:test-climb")
     # 1 -> 6 (join MI: 11, still adding, judging moves on) ... the first MI without an add
     # never comes, so the judge never undoes a ramp it is still in:
-    assert path[:3] == [6, 11, 16] and j.unpaid == 0
+    assert path[:3] == [6, 11, 16] and j.rule.unpaid == 0
     j, path = _run(one_stream_best, 12, "judge:step=6:test-climb")  # +5 is below the step
-    assert path[-1] == 61 and j.paid == j.unpaid == 0
+    assert path[-1] == 61 and j.rule.paid == j.rule.unpaid == 0
 
 
 def test_the_verdict_compares_with_the_mi_before_the_add() -> None:
@@ -127,9 +127,9 @@ def test_the_verdict_compares_with_the_mi_before_the_add() -> None:
         return (100.0 if n == 1 else 105.0 * 1.02 ** (n - 1)), 0.0
 
     j, _ = _run(world, 4)
-    assert (j.paid, j.unpaid) == (0, 1)
+    assert (j.rule.paid, j.rule.unpaid) == (0, 1)
     j, _ = _run(world, 4, "judge:margin=0.02:test-seesaw")
-    assert (j.paid, j.unpaid) == (1, 0)
+    assert (j.rule.paid, j.rule.unpaid) == (1, 0)
 
 
 def test_options_errors_and_default_inner() -> None:

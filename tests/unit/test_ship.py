@@ -83,3 +83,41 @@ def test_ships_an_ensemble_with_its_rule(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown rule"):
         ship_ensemble([a, b], tmp_path / "x.pt", rule="max")
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_ships_one_checkpoint_with_a_judge_that_ppo_applies_itself(tmp_path: Path) -> None:
+    import pytest
+
+    from policy.base import ControllerConfig, make_controller
+    from policy.judge import JudgeConfig
+    from policy.signals import SignalVector
+    from train.ship import ship_checkpoint
+
+    src = Path(__file__).parents[2] / "policy/weights/candidates/hold-kick22-s3.pt"
+    dest = tmp_path / "default.pt"
+    rec = ship_checkpoint(src, dest, note="chain, 2 runs", judge=JudgeConfig())
+    assert rec["shipped"]["judge"] == JudgeConfig().to_dict()
+    shipped = make_controller(f"ppo:{dest}", ControllerConfig())
+    assert shipped.judge is not None and shipped.meta["selection"] == "chain, 2 runs"  # type: ignore[attr-defined]
+    assert make_controller(f"ppo:{src}").judge is None  # type: ignore[attr-defined]
+    wrapped = make_controller(f"judge:ppo:{src}", ControllerConfig())
+    with pytest.raises(ValueError, match="judges its adds already"):
+        make_controller(f"judge:ppo:{dest}")
+    # The shipped file decides exactly as judge:ppo around the same weights: beside others'
+    # 4 % loss each stream gets 3 Mbit/s, and every add's first MI bursts.
+    paths: list[list[int]] = []
+    for c in (shipped, wrapped):
+        n = prev = c.initial()
+        path = []
+        for t in range(30):
+            thr = 3e6 * n
+            s = SignalVector(
+                t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
+                loss_rate=0.12 if n - prev >= 4 else 0.04, rtt_ms=30.0, min_rtt_ms=30.0,
+                rtt_gradient=0.0, rtt_ratio=1.2,
+            )  # fmt: skip
+            prev, n = n, c.decide(s)
+            path.append(n)
+        paths.append(path)
+    assert paths[0] == paths[1] and max(paths[0]) >= 12
+    assert shipped.judge.paid + shipped.judge.unpaid >= 1  # type: ignore[attr-defined]
