@@ -5,7 +5,7 @@
 # bash chain24.sh J24k "judge:ppo:/work/wt/eval24/policy/weights/candidates/hold-kick22-s3.pt"
 set -uo pipefail
 N=$1; S=$2
-WT=/work/wt/eval24; R=${R:-/work/runs/r24}; H=$WT/docs/results
+WT=${WT:-/work/wt/eval24}; R=${R:-/work/runs/r24}; H=$WT/docs/results
 export PYTHONPATH=$WT
 cd $WT
 python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
