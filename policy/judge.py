@@ -14,10 +14,17 @@ except around an add of ``step`` (4) or more streams:
 2. **Verdict**: in the MI after the join MI, the utility is compared with the MI before
    the add. If it beats that by ``margin`` (10 %) the add paid: the inner controller is
    kept at or above ``floor_share`` (1.0) of the added level for ``hold`` MIs (10).
-   Otherwise it did not: the count goes back to the level before the add and adds are
+   Otherwise it did not: the count goes back to the level before the add (before the first
+   add of a ramp) and adds are
    refused for a cooldown (``cooldown`` MIs, 8, doubled after each consecutive unpaid add
    up to ``max_cooldown``, 64) - a +5/-5 see-saw on a LAN costs one add per cooldown. A
    floor left by an earlier add that paid stays for the rest of its hold.
+
+Measured in round 24 (``docs/results/issue16-round24/``, testbed, 2 runs per scenario) around
+round 22's kicked member (``hold-kick22-s3``): it ended that policy's +5/-5 see-saw on LANs
+(gen-v2-v10 1.003 vs 0.504) and kept its climb beside BBR flows (0.705), but on gen-v2
+validation it stayed below the shipped policy (-0.079 with the floor, -0.041 with
+``hold=0``); it is not the default.
 
 The inner controller sees every signal vector (its history stays whole); when the judge
 overrides it, the inner target is set to the judge's count. So the inner controller must
@@ -101,13 +108,8 @@ class AddJudge:
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
-        if self.mode == "join":
-            n = self._join(proposed)
-        elif self.mode == "verdict":
-            n = self._verdict(proposed, signals)
-        else:
-            n = self._follow(proposed, signals)
-        self.current = self.config.clip(n)
+        handler = {"follow": self._follow, "join": self._join, "verdict": self._verdict}
+        self.current = self.config.clip(handler[self.mode](proposed, signals))
         return self.current
 
     def _follow(self, proposed: int, signals: SignalVector) -> int:
@@ -121,7 +123,7 @@ class AddJudge:
             self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
         return proposed
 
-    def _join(self, proposed: int) -> int:
+    def _join(self, proposed: int, signals: SignalVector) -> int:
         """The added streams' first MI: no retreat; a further add moves the judging on."""
         self.mode = "join" if proposed - self.current >= self.jc.step else "verdict"
         return max(proposed, self.current)
