@@ -9,6 +9,7 @@ import pytest
 from policy.base import ControllerConfig, make_controller, register
 from policy.judge import Judge, JudgeConfig
 from policy.signals import SignalVector
+from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
 
 
 class SeeSaw:
@@ -37,22 +38,8 @@ class Climb(SeeSaw):
         return self.target
 
 
-class NoTarget:
-    name = "notarget"
-
-    def __init__(self, args: str, config: ControllerConfig) -> None:
-        pass
-
-    def initial(self) -> int:
-        return 1
-
-    def decide(self, signals: SignalVector) -> int:
-        return 1
-
-
 register("test-seesaw", SeeSaw)
 register("test-climb", Climb)
-register("test-judge-notarget", NoTarget)
 
 World = Callable[[int, bool], tuple[float, float]]
 """(streams, is this the added streams' first MI) -> (Mbit/s, loss rate)."""
@@ -139,7 +126,7 @@ def test_options_errors_and_default_inner() -> None:
     with pytest.raises(ValueError, match="cannot be another judge"):
         make_controller("judge:judge:ppo")
     with pytest.raises(ValueError, match="has no target"):
-        make_controller("judge:test-judge-notarget")
+        make_controller("judge:test-notarget")
     j = make_controller("judge", ControllerConfig())
     assert isinstance(j, Judge) and j.inner.name == "ppo" and j.initial() == 2
     j.target = 7
