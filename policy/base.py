@@ -130,6 +130,39 @@ def make_controller(spec: str, config: ControllerConfig | None = None) -> Contro
     return _factory(name)(args, config or ControllerConfig())
 
 
+class Wrapper:
+    """Plumbing of a controller around another (``guard``, ``judge``): ``NAME[:INNER]``, the
+    inner controller (default ``ppo``) built by :meth:`_wrap`, and its stream-count target
+    exposed as the wrapper's own (setting it moves the inner controller, as a caller holding
+    a history does, e.g. ``train.gates``)."""
+
+    name: str
+    inner: Controller
+
+    def _wrap(self, spec: str, config: ControllerConfig, what: str) -> Controller:
+        """Build the inner controller ``spec``; ``what`` says what the target is needed for.
+        It may not be another controller of this kind, and it must have a ``target``."""
+        spec = spec or "ppo"
+        if parse_spec(spec)[0] == self.name:
+            raise ValueError(f"{self.name}: the inner controller cannot be another {self.name}")
+        inner = make_controller(spec, config)
+        if not hasattr(inner, "target"):
+            raise ValueError(
+                f"{self.name}: inner controller {spec!r} has no target the {self.name} can "
+                f"{what} (use ppo[:CKPT], ensemble:... or stdin)"
+            )
+        return inner
+
+    @property
+    def target(self) -> int:
+        """The inner controller's stream-count target."""
+        return int(self.inner.target)  # type: ignore[attr-defined]
+
+    @target.setter
+    def target(self, n: int) -> None:
+        self.inner.target = n  # type: ignore[attr-defined]
+
+
 def check_spec(spec: str, config: ControllerConfig | None = None) -> None:
     """Raise ``ValueError`` if ``spec`` would not build a controller, without keeping one.
 

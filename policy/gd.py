@@ -25,7 +25,8 @@ The probe helpers here are shared with ``bo``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from typing import Any, TypeVar
 
 from policy.base import ControllerConfig
 from policy.signals import SignalVector
@@ -52,6 +53,17 @@ def parse_args(args: str, allowed: dict[str, type], who: str) -> dict[str, float
                 f"{who}: {key} needs a {allowed[key].__name__}, got {value!r}"
             ) from None
     return out
+
+
+C = TypeVar("C")
+
+
+def parse_config(cls: type[C], text: str, who: str) -> C:
+    """``KEY=VALUE[,KEY=VALUE...]`` over the defaults of the config dataclass ``cls`` (a
+    wrapper's options, e.g. ``guard:hold=20,hold_growth=2``); each key must be a field."""
+    kinds = {f.name: type(f.default) for f in fields(cls)}  # type: ignore[arg-type]
+    values: dict[str, Any] = parse_args(text, kinds, who)
+    return replace(cls(), **values)  # type: ignore[type-var]
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,12 +57,11 @@ own target is set to the guard's at hand-back, so it must have a ``target`` attr
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from statistics import fmean
-from typing import Any
 
-from policy.base import Controller, ControllerConfig, make_controller
-from policy.gd import parse_args
+from policy.base import ControllerConfig, Wrapper
+from policy.gd import parse_config
 from policy.signals import SignalVector
 from policy.utility import utility_of
 
@@ -104,13 +103,13 @@ class GuardConfig:
     @classmethod
     def parse(cls, text: str) -> GuardConfig:
         """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``hold=20,hold_growth=2``."""
-        kinds = {f.name: type(f.default) for f in fields(cls)}
-        values: dict[str, Any] = parse_args(text, kinds, "guard")
-        return replace(cls(), **values)
+        return parse_config(cls, text, "guard")
 
 
-class Guard:
-    """``guard[:INNER]``: follow INNER (default ``ppo``), probe before sitting at 1-2 streams."""
+class Guard(Wrapper):
+    """``guard[:INNER]``: follow INNER (default ``ppo``), probe before sitting at 1-2 streams.
+    ``target`` (from :class:`policy.base.Wrapper`) is the count the guard hands back to;
+    during a probe the guard's own level wins at the next decision."""
 
     name = "guard"
 
@@ -118,15 +117,7 @@ class Guard:
         head, _, rest = args.partition(":")
         if "=" in head:  # guard:KEY=VALUE,...[:INNER]
             gc, args = GuardConfig.parse(head), rest
-        spec = args or "ppo"
-        if spec.partition(":")[0].strip().lower() == "guard":
-            raise ValueError("guard: the inner controller cannot be another guard")
-        self.inner: Controller = make_controller(spec, config)
-        if not hasattr(self.inner, "target"):
-            raise ValueError(
-                f"guard: inner controller {spec!r} has no target the guard can hand back "
-                "(use ppo[:CKPT] or stdin)"
-            )
+        self.inner = self._wrap(args, config, "hand back")
         self.config = config
         self.gc = gc or GuardConfig()
         self.losses: deque[float] = deque(maxlen=self.gc.loss_window + self.gc.patience - 1)
@@ -171,17 +162,6 @@ class Guard:
 
     def initial(self) -> int:
         return self.inner.initial()
-
-    @property
-    def target(self) -> int:
-        """The inner controller's stream-count target (the count the guard hands back to);
-        setting it moves the inner controller, as a caller holding a history does
-        (``train.gates``). During a probe the guard's own level wins at the next decision."""
-        return int(self.inner.target)  # type: ignore[attr-defined]
-
-    @target.setter
-    def target(self, n: int) -> None:
-        self.inner.target = n  # type: ignore[attr-defined]
 
     def _set_inner(self, n: int) -> int:
         self.target = n = self.config.clip(n)

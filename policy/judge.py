@@ -35,11 +35,11 @@ bundle whose ``meta["judge"]`` holds a :class:`JudgeConfig` is judged by ``ppo``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from policy.base import Controller, ControllerConfig, make_controller
-from policy.gd import parse_args
+from policy.base import ControllerConfig, Wrapper
+from policy.gd import parse_config
 from policy.signals import SignalVector
 from policy.utility import utility_of
 
@@ -65,9 +65,7 @@ class JudgeConfig:
     @classmethod
     def parse(cls, text: str) -> JudgeConfig:
         """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``margin=0.2,hold=20``."""
-        kinds = {f.name: type(f.default) for f in fields(cls)}
-        values: dict[str, Any] = parse_args(text, kinds, "judge")
-        return replace(cls(), **values)
+        return parse_config(cls, text, "judge")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for a checkpoint's ``meta["judge"]``."""
@@ -144,7 +142,7 @@ class AddJudge:
         return min(proposed, self.base)
 
 
-class Judge:
+class Judge(Wrapper):
     """``judge[:INNER]``: follow INNER (default ``ppo``); judge large adds one MI late."""
 
     name = "judge"
@@ -153,32 +151,15 @@ class Judge:
         head, _, rest = args.partition(":")
         if "=" in head:  # judge:KEY=VALUE,...[:INNER]
             jc, args = JudgeConfig.parse(head), rest
-        spec = args or "ppo"
-        if spec.partition(":")[0].strip().lower() == "judge":
-            raise ValueError("judge: the inner controller cannot be another judge")
-        self.inner: Controller = make_controller(spec, config)
-        if not hasattr(self.inner, "target"):
-            raise ValueError(
-                f"judge: inner controller {spec!r} has no target the judge can set "
-                "(use ppo[:CKPT], ensemble:..., guard or stdin)"
-            )
+        self.inner = self._wrap(args, config, "set")
         if getattr(self.inner, "judge", None) is not None:
             raise ValueError(
-                f"judge: {spec!r} judges its adds already (its checkpoint's meta names a judge)"
+                f"judge: {args or 'ppo'!r} judges its adds already (its checkpoint's meta names a judge)"
             )
         self.rule = AddJudge(jc or JudgeConfig(), config, self.inner.initial())
 
     def initial(self) -> int:
         return self.rule.current
-
-    @property
-    def target(self) -> int:
-        """The inner controller's target; setting it moves the inner controller."""
-        return int(self.inner.target)  # type: ignore[attr-defined]
-
-    @target.setter
-    def target(self, n: int) -> None:
-        self.inner.target = n  # type: ignore[attr-defined]
 
     def decide(self, signals: SignalVector) -> int:
         proposed = self.inner.decide(signals)  # always: the inner history stays whole
