@@ -99,6 +99,8 @@ class AddJudge:
         self.floor = self.floor_left = 0
         self.ceil = self.cool_left = 0
         self.cool_next = jc.cooldown
+        self.handlers = {"follow": self._follow, "join": self._join, "verdict": self._verdict}
+        """The state table: each mode's handler of (proposed count, signals)."""
         self.paid = 0
         """Adds judged as paid (for tests and logs)."""
         self.unpaid = 0
@@ -106,8 +108,7 @@ class AddJudge:
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
-        handler = {"follow": self._follow, "join": self._join, "verdict": self._verdict}
-        self.current = self.config.clip(handler[self.mode](proposed, signals))
+        self.current = self.config.clip(self.handlers[self.mode](proposed, signals))
         return self.current
 
     def _follow(self, proposed: int, signals: SignalVector) -> int:
