@@ -1,7 +1,7 @@
 """The shipping rule's verdict: does a candidate beat the policy it ran beside?
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
-        [--agree GAP] [--exclude NAME ...]
+        [--agree GAP] [--noninferior MARGIN] [--exclude NAME ...]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios. Over the
@@ -20,6 +20,10 @@ the verdict by its noise alone (round 22's gen-v3-v06: both policies' runs spann
 minimums only over the scenarios where each policy's per-run ratios lie within GAP of each
 other; the others still count in rule 1 and are listed, so they can be run again. A scenario
 with fewer than two runs of a policy cannot show disagreement and stays in.
+``noninferior`` (round 25) is rule 1 for a set where the policy it is judged against already
+sits at the set's ceiling (gen-v2 validation: ``docs/results/issue16-round25/``): the paired
+difference minus two standard errors must be >= -MARGIN, so a candidate passes if it is shown
+to be no more than MARGIN worse, not only if it is better. Rule 2 is unchanged.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -49,6 +53,8 @@ class VerdictRule:
     a ratio of a tiny U* is noise)."""
     agree: float | None = None
     """Rule 2 over agreeing scenarios only (module docstring); None: over all."""
+    noninferior: float | None = None
+    """Rule 1 as non-inferiority (module docstring): paired difference - 2 SE >= -this."""
     exclude: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -56,6 +62,8 @@ class VerdictRule:
             raise ValueError(f"min_tolerance must be >= 0, got {self.min_tolerance}")
         if self.agree is not None and self.agree <= 0:
             raise ValueError(f"agree must be > 0, got {self.agree}")
+        if self.noninferior is not None and (self.noninferior < 0 or self.test):
+            raise ValueError("noninferior must be >= 0 and is a validation rule (not with test)")
 
 
 @dataclass(frozen=True)
@@ -94,9 +102,13 @@ class Verdict:
     def ok(self) -> bool:
         """The rule holds: rule 1's paired difference and rule 2's minimum (module docstring)."""
         md = self.mean_difference
-        return (md >= 0 if self.rule.test else md > 0) and (
-            self.cand_min >= self.base_min - self.rule.min_tolerance
-        )
+        if self.rule.noninferior is not None:
+            # one scenario has no standard error: nothing is shown, so it does not pass
+            se = self.standard_error
+            rule1 = se is not None and md - 2 * se >= -self.rule.noninferior
+        else:
+            rule1 = md >= 0 if self.rule.test else md > 0
+        return rule1 and self.cand_min >= self.base_min - self.rule.min_tolerance
 
     @property
     def established(self) -> bool:
@@ -118,6 +130,9 @@ class Verdict:
                 f"{self.rule.agree:g} (runs disagree: {self.noisy or 'none'})"
             )
         se = "n/a" if self.standard_error is None else f"{self.standard_error:.3f}"
+        if self.rule.noninferior is not None and self.standard_error is not None:
+            low = self.mean_difference - 2 * self.standard_error
+            scope += f"; non-inferiority: difference - 2 SE {low:+.3f} >= -{self.rule.noninferior:g}?"
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
@@ -187,12 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", action="store_true", help="test set: paired difference >= 0")
     ap.add_argument("--min-ustar", type=float, default=None)
     ap.add_argument("--agree", type=float, default=None, help="judge minimums where runs agree")
+    ap.add_argument("--noninferior", type=float, default=None, metavar="MARGIN",
+                    help="rule 1: paired difference - 2 SE >= -MARGIN")  # fmt: skip
     ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
     ap.add_argument("--exclude", nargs="*", default=[])
     a = ap.parse_args(argv)
     try:
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
-                           agree=a.agree, exclude=frozenset(a.exclude))  # fmt: skip
+                           agree=a.agree, noninferior=a.noninferior,
+                           exclude=frozenset(a.exclude))  # fmt: skip
         v = verdict(load(a.result), a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)

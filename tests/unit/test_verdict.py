@@ -79,6 +79,30 @@ def test_agree_judges_the_minimum_only_where_runs_agree() -> None:
     assert verdict(s, "cand", "ppo", VerdictRule(agree=0.45)).noisy == []
 
 
+def test_noninferior_passes_a_candidate_shown_no_more_than_the_margin_worse() -> None:
+    # differences -0.02, -0.03, -0.01: mean -0.02, SE 0.00577, lower bound -0.0315
+    s = {
+        "a": _scn([0.98, 0.98], [1.0, 1.0]),
+        "b": _scn([0.87, 0.87], [0.9, 0.9]),
+        "c": _scn([0.79, 0.79], [0.8, 0.8]),
+    }
+    assert not verdict(s, "cand", "ppo", VerdictRule()).ok  # not better
+    v = verdict(s, "cand", "ppo", VerdictRule(noninferior=0.05))
+    assert v.ok and "non-inferiority: difference - 2 SE -0.032 >= -0.05" in v.report()
+    assert not verdict(s, "cand", "ppo", VerdictRule(noninferior=0.03)).ok  # -0.0315 < -0.03
+    # a wide spread fails it although the mean difference is the same: -0.02 +- 0.052
+    wide = {**s, "b": _scn([0.79, 0.79], [0.9, 0.9]), "c": _scn([0.87, 0.87], [0.8, 0.8])}
+    assert not verdict(wide, "cand", "ppo", VerdictRule(noninferior=0.05)).ok
+    # rule 2 still holds it: a minimum far below the base's fails however level the means
+    low = {**s, "d": _scn([0.3, 0.3], [0.7, 0.7]), "e": _scn([1.1, 1.1], [0.7, 0.7])}
+    assert not verdict(low, "cand", "ppo", VerdictRule(noninferior=0.5)).ok
+    # one scenario has no standard error, so nothing is shown
+    assert not verdict({"a": s["a"]}, "cand", "ppo", VerdictRule(noninferior=0.05)).ok
+    for bad in ({"noninferior": -0.1}, {"noninferior": 0.05, "test": True}):
+        with pytest.raises(ValueError):
+            VerdictRule(**bad)  # type: ignore[arg-type]
+
+
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="agree"):
         VerdictRule(agree=0)
