@@ -132,7 +132,9 @@ class Verdict:
         se = "n/a" if self.standard_error is None else f"{self.standard_error:.3f}"
         if self.rule.noninferior is not None and self.standard_error is not None:
             low = self.mean_difference - 2 * self.standard_error
-            scope += f"; non-inferiority: difference - 2 SE {low:+.3f} >= -{self.rule.noninferior:g}?"
+            scope += (
+                f"; non-inferiority: difference - 2 SE {low:+.3f} >= -{self.rule.noninferior:g}?"
+            )
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
