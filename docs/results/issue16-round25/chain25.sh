@@ -24,6 +24,10 @@ t = [float(m.group(1)) if (m := re.search(r"optimum\s+([\d.]+) s", l)) else 1e9 
 print(f"fig1 rule: candidate runs {t}: {'PASS' if len(t) == 2 and max(t) <= 6.01 else 'FAIL'}")
 sys.exit(0 if len(t) == 2 and max(t) <= 6.01 else 1)
 PY
+# rule 6 (scheduling only): the test set starts only if it can end, with CI after it, inside the session
+if [ -n "${TEST_DEADLINE:-}" ] && [ "$(date -u +%s)" -gt "$(date -u -d "$TEST_DEADLINE" +%s)" ]; then
+  echo "test not started: past $TEST_DEADLINE (rule 6), left for the next round"; done_
+fi
 echo "test start $(date -u +%T)"
 $L python3 -m xfer.cli evaluate --suite gen-v2 --set test --policy "$S" --policy ppo --repeat 2 \
    --reference $H/gen-v2-test --out $R/test-gen-v2-$N --json $R/test-gen-v2-$N.json > $R/test-gen-v2-$N.log 2>&1
