@@ -69,6 +69,7 @@ _BUILTIN: dict[str, str] = {
     "ppo": "policy.ppo:PPOController",
     "guard": "policy.guard:Guard",
     "judge": "policy.judge:Judge",
+    "warmup": "policy.warmup:Warmup",
     "ensemble": "policy.ensemble:Ensemble",
     "stdin": "policy.external:StdinController",
 }

@@ -1,0 +1,101 @@
+"""warmup[:INNER]: no add while the youngest streams are within their first round trips."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy.base import ControllerConfig, make_controller, register
+from policy.signals import SignalVector
+from policy.warmup import Warmup, WarmupConfig
+from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
+from tests.unit.test_judge import Climb
+
+
+class Descend(Climb):
+    """Starts at 20 streams and retreats 5 every MI."""
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        super().__init__(args, config)
+        self.target = 20
+
+    def decide(self, signals: SignalVector) -> int:
+        self.target = self.config.clip(self.target - 5)
+        return self.target
+
+
+register("test-descend", Descend)
+
+
+def _sig(t: float, n: int, rtt_ms: float, cc: str | None = "cubic", mbit: float = 100.0):
+    return SignalVector(
+        t=t, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
+        loss_rate=0.0, rtt_ms=rtt_ms, min_rtt_ms=rtt_ms, rtt_gradient=0.0, rtt_ratio=1.0, cc=cc,
+    )  # fmt: skip
+
+
+def _path(spec: str, rtt_ms: float, mis: int, cc: str | None = "cubic") -> tuple[Warmup, list[int]]:
+    w = make_controller(spec, ControllerConfig(max_streams=64))
+    n, path = w.initial(), []
+    for i in range(mis):
+        n = w.decide(_sig(i + 1.0, n, rtt_ms, cc))
+        path.append(n)
+    return w, path  # type: ignore[return-value]
+
+
+def test_short_paths_are_left_alone() -> None:
+    # 16 round trips of 40 ms (fig1's path) fit in one 1-s MI: the +5 ramp is not slowed
+    w, path = _path("warmup:test-climb", 40.0, 5)
+    assert path == [6, 11, 16, 21, 26] and w.deferred == 0
+    # 60 ms (the paper's capped path): 0.96 s, still inside the first MI
+    assert _path("warmup:test-climb", 60.0, 3)[1] == [6, 11, 16]
+
+
+def test_long_paths_wait_for_the_youngest_streams() -> None:
+    # 150 ms: 16 round trips are 2.4 s, so each add waits until 2.4 s after the last one
+    w, path = _path("warmup:test-climb", 150.0, 9)
+    # t=1, 2: the first streams are 1-2 s old (defer); t=3: add; t=4, 5: defer; t=6: add ...
+    assert path == [1, 1, 6, 6, 6, 11, 11, 11, 16]
+    assert w.deferred == 6
+    # the inner controller is held at the deferred count, so it climbs from there
+    assert w.inner.target == 16  # type: ignore[attr-defined]
+    # fewer round trips: 8 x 150 ms = 1.2 s, so every other MI
+    assert _path("warmup:rtts=8:test-climb", 150.0, 5)[1] == [1, 6, 6, 11, 11]
+
+
+def test_retreats_pass_at_once() -> None:
+    w, path = _path("warmup:test-descend", 200.0, 4)
+    assert path == [15, 10, 5, 1] and w.deferred == 0
+
+
+def test_cc_bbr_applies_only_to_bbr_streams() -> None:
+    assert _path("warmup:cc=bbr:test-climb", 150.0, 3, cc="cubic")[1] == [6, 11, 16]
+    assert _path("warmup:cc=bbr:test-climb", 150.0, 3, cc="bbr")[1] == [1, 1, 6]
+    # an unknown RTT or cc does not hold anything back
+    assert _path("warmup:cc=bbr:test-climb", 150.0, 2, cc=None)[1] == [6, 11]
+
+
+def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
+    """The shipped policy on a 40-ms path whose throughput grows with the count: the same
+    decisions with and without the warm-up (the rule cannot cost fig1's ramp)."""
+    paths = []
+    for spec in ("ppo", "warmup:ppo"):
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for i in range(12):
+            n = c.decide(_sig(i + 1.0, n, 40.0, mbit=min(50.0 * n, 950.0)))
+            path.append(n)
+        paths.append(path)
+    assert paths[0] == paths[1]
+    assert max(paths[0]) >= 17  # it ramped: the comparison covers adds
+
+
+def test_options_and_errors() -> None:
+    assert WarmupConfig.parse("rtts=8,cc=bbr") == WarmupConfig(rtts=8.0, cc="bbr")
+    with pytest.raises(ValueError, match="rtts"):
+        WarmupConfig(rtts=-1)
+    with pytest.raises(ValueError):
+        make_controller("warmup:nope=1", ControllerConfig())
+    with pytest.raises(ValueError, match="another warmup"):
+        make_controller("warmup:warmup", ControllerConfig())
+    with pytest.raises(ValueError, match="no target"):
+        make_controller("warmup:test-notarget", ControllerConfig())
