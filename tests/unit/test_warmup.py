@@ -89,6 +89,26 @@ def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
     assert max(paths[0]) >= 17  # it ramped: the comparison covers adds
 
 
+def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
+    """`warmup:cc=bbr:ppo` on a 150-ms path with cubic streams decides as the shipped policy
+    does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it is the
+    shipped policy, and with BBR streams on the same path it holds the first adds back."""
+    paths = {}
+    for spec, cc in (
+        ("ppo", "cubic"),
+        ("warmup:cc=bbr:ppo", "cubic"),
+        ("warmup:cc=bbr:ppo", "bbr"),
+    ):
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for i in range(12):
+            n = c.decide(_sig(i + 1.0, n, 150.0, cc=cc, mbit=min(50.0 * n, 950.0)))
+            path.append(n)
+        paths[spec, cc] = path
+    assert paths["warmup:cc=bbr:ppo", "cubic"] == paths["ppo", "cubic"]
+    assert paths["warmup:cc=bbr:ppo", "bbr"][:2] == [2, 2] != paths["ppo", "cubic"][:2]
+
+
 def test_options_and_errors() -> None:
     assert WarmupConfig.parse("rtts=8,cc=bbr") == WarmupConfig(rtts=8.0, cc="bbr")
     with pytest.raises(ValueError, match="rtts"):
