@@ -12,9 +12,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from policy.signals import SignalVector
+
+C = TypeVar("C")
+"""A wrapper's config dataclass (:meth:`Wrapper._options`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,13 @@ class Wrapper:
 
     name: str
     inner: Controller
+
+    @staticmethod
+    def _options(args: str, parse: Callable[[str], C], given: C) -> tuple[C, str]:
+        """Split ``KEY=VALUE,...[:INNER]`` into the options (read by ``parse``) and the inner
+        spec; ``args`` without options keeps ``given`` and is all inner spec."""
+        head, _, rest = args.partition(":")
+        return (parse(head), rest) if "=" in head else (given, args)
 
     def _wrap(self, spec: str, config: ControllerConfig, what: str) -> Controller:
         """Build the inner controller ``spec``; ``what`` says what the target is needed for.

@@ -114,12 +114,9 @@ class Guard(Wrapper):
     name = "guard"
 
     def __init__(self, args: str, config: ControllerConfig, gc: GuardConfig | None = None) -> None:
-        head, _, rest = args.partition(":")
-        if "=" in head:  # guard:KEY=VALUE,...[:INNER]
-            gc, args = GuardConfig.parse(head), rest
+        self.gc, args = self._options(args, GuardConfig.parse, gc or GuardConfig())
         self.inner = self._wrap(args, config, "hand back")
         self.config = config
-        self.gc = gc or GuardConfig()
         self.losses: deque[float] = deque(maxlen=self.gc.loss_window + self.gc.patience - 1)
         """Loss rates of the trigger window, plus the MIs of the ``patience`` wait before it."""
         self.mode = "follow"

@@ -149,15 +149,13 @@ class Judge(Wrapper):
     name = "judge"
 
     def __init__(self, args: str, config: ControllerConfig, jc: JudgeConfig | None = None) -> None:
-        head, _, rest = args.partition(":")
-        if "=" in head:  # judge:KEY=VALUE,...[:INNER]
-            jc, args = JudgeConfig.parse(head), rest
+        cfg, args = self._options(args, JudgeConfig.parse, jc or JudgeConfig())
         self.inner = self._wrap(args, config, "set")
         if getattr(self.inner, "judge", None) is not None:
             raise ValueError(
                 f"judge: {args or 'ppo'!r} judges its adds already (its checkpoint's meta names a judge)"
             )
-        self.rule = AddJudge(jc or JudgeConfig(), config, self.inner.initial())
+        self.rule = AddJudge(cfg, config, self.inner.initial())
 
     def initial(self) -> int:
         return self.rule.current

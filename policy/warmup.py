@@ -56,10 +56,7 @@ class Warmup(Wrapper):
     name = "warmup"
 
     def __init__(self, args: str, config: ControllerConfig, wc: WarmupConfig | None = None) -> None:
-        head, _, rest = args.partition(":")
-        if "=" in head:  # warmup:KEY=VALUE,...[:INNER]
-            wc, args = WarmupConfig.parse(head), rest
-        self.wc = wc or WarmupConfig()
+        self.wc, args = self._options(args, WarmupConfig.parse, wc or WarmupConfig())
         self.config = config
         self.inner = self._wrap(args, config, "hold")
         self.current = self.inner.initial()
