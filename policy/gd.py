@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypeVar
+from typing import Any
 
-from policy.base import ControllerConfig
+from policy.base import C, ControllerConfig
 from policy.signals import SignalVector
 from policy.utility import UtilityConfig, utility
 
@@ -53,9 +53,6 @@ def parse_args(args: str, allowed: dict[str, type], who: str) -> dict[str, float
                 f"{who}: {key} needs a {allowed[key].__name__}, got {value!r}"
             ) from None
     return out
-
-
-C = TypeVar("C")
 
 
 def parse_config(cls: type[C], text: str, who: str) -> C:

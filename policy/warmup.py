@@ -19,7 +19,10 @@ queue is the costly one; ``cc=any`` (the default) always.
 
 The inner controller sees every signal vector; when an add is deferred its target is set
 back to the held count (so it must have a ``target``: ``ppo``, ``ensemble``, ``judge``,
-``guard``, ``stdin``). Not measured on the testbed yet; not the default.
+``guard``, ``stdin``). Not the default. Measured once in round 25 as a diagnostic (8
+long-path validation scenarios, 2 runs): with any cc it cost where long ramps pay (-0.188
++- 0.134); with ``cc=bbr`` it never acted on the cubic ones and removed the start-up ramp
+on both BBR ones (gen-v3-v06 -0.316 vs -0.539). Not yet judged where it was not designed.
 """
 
 from __future__ import annotations
