@@ -25,7 +25,7 @@ The probe helpers here are shared with ``bo``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from policy.base import C, ControllerConfig
@@ -61,6 +61,20 @@ def parse_config(cls: type[C], text: str, who: str) -> C:
     kinds = {f.name: type(f.default) for f in fields(cls)}  # type: ignore[arg-type]
     values: dict[str, Any] = parse_args(text, kinds, who)
     return replace(cls(), **values)  # type: ignore[type-var]
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain dict of a wrapper's config dataclass, for a checkpoint's meta (``meta["judge"]``,
+    ``meta["warmup"]``)."""
+    return asdict(cfg)
+
+
+def config_from_dict(cls: type[C], d: dict[str, Any], who: str) -> C:
+    """Inverse of :func:`config_to_dict`; unknown keys are an error (a newer checkpoint)."""
+    extra = set(d) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    if extra:
+        raise ValueError(f"checkpoint {who} config has unknown keys {sorted(extra)}")
+    return cls(**d)
 
 
 @dataclass(frozen=True, slots=True)

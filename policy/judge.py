@@ -35,11 +35,11 @@ bundle whose ``meta["judge"]`` holds a :class:`JudgeConfig` is judged by ``ppo``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from policy.base import ControllerConfig, Wrapper
-from policy.gd import parse_config
+from policy.gd import config_from_dict, config_to_dict, parse_config
 from policy.signals import SignalVector
 from policy.utility import utility_of
 
@@ -69,15 +69,12 @@ class JudgeConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for a checkpoint's ``meta["judge"]``."""
-        return asdict(self)
+        return config_to_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> JudgeConfig:
         """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
-        extra = set(d) - set(cls.__dataclass_fields__)
-        if extra:
-            raise ValueError(f"checkpoint judge config has unknown keys {sorted(extra)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "judge")
 
 
 class AddJudge:

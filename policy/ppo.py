@@ -51,6 +51,7 @@ from policy.base import ControllerConfig
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
 from policy.signals import SignalVector
+from policy.warmup import StartGate, WarmupConfig
 
 ACTIONS: tuple[int, ...] = (5, 1, 0, -1, -5)
 """Stream-count change of each action index (the paper's five actions)."""
@@ -420,6 +421,11 @@ class PPOController:
         MI after their join MI (:mod:`policy.judge`)."""
         if meta.get("judge") is not None:
             self.judge = AddJudge(JudgeConfig.from_dict(meta["judge"]), config, self.target)
+        self.warmup: StartGate | None = None
+        """Set when the file's ``meta["warmup"]`` names a warm-up: adds wait while the
+        youngest streams start (:mod:`policy.warmup`; applied after the judge)."""
+        if meta.get("warmup") is not None:
+            self.warmup = StartGate(WarmupConfig.from_dict(meta["warmup"]), config, self.target)
 
     def initial(self) -> int:
         return self.target
@@ -467,4 +473,6 @@ class PPOController:
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:
             self.target = self.judge.step(self.target, signals)
+        if self.warmup is not None:
+            self.target = self.warmup.step(self.target, signals)
         return self.target

@@ -19,7 +19,9 @@ queue is the costly one; ``cc=any`` (the default) always.
 
 The inner controller sees every signal vector; when an add is deferred its target is set
 back to the held count (so it must have a ``target``: ``ppo``, ``ensemble``, ``judge``,
-``guard``, ``stdin``). Not the default. Measured once in round 25 as a diagnostic (8
+``guard``, ``stdin``). A bundle whose ``meta["warmup"]`` holds a :class:`WarmupConfig` applies
+the rule inside ``ppo`` itself (:class:`StartGate`; ``python3 -m train.ship ... --warmup
+cc=bbr``). Not the default. Measured once in round 25 as a diagnostic (8
 long-path validation scenarios, 2 runs): with any cc it cost where long ramps pay (-0.188
 +- 0.134); with ``cc=bbr`` it never acted on the cubic ones and removed the start-up ramp
 on both BBR ones (gen-v3-v06 -0.316 vs -0.539). Not yet judged where it was not designed.
@@ -28,9 +30,10 @@ on both BBR ones (gen-v3-v06 -0.316 vs -0.539). Not yet judged where it was not 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from policy.base import ControllerConfig, Wrapper
-from policy.gd import parse_config
+from policy.gd import config_from_dict, config_to_dict, parse_config
 from policy.signals import SignalVector
 
 
@@ -52,25 +55,31 @@ class WarmupConfig:
         """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``rtts=8,cc=bbr``."""
         return parse_config(cls, text, "warmup")
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for a checkpoint's ``meta["warmup"]``."""
+        return config_to_dict(self)
 
-class Warmup(Wrapper):
-    """``warmup[:INNER]``: follow INNER (default ``ppo``); defer adds during start-up."""
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WarmupConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
+        return config_from_dict(cls, d, "warmup")
 
-    name = "warmup"
 
-    def __init__(self, args: str, config: ControllerConfig, wc: WarmupConfig | None = None) -> None:
-        self.wc, args = self._options(args, WarmupConfig.parse, wc or WarmupConfig())
-        self.config = config
-        self.inner = self._wrap(args, config, "hold")
-        self.current = self.inner.initial()
+class StartGate:
+    """The warm-up rule's state, apart from any controller: :meth:`step` takes the count a
+    controller proposes for the next MI and the MI just measured, and returns the count to
+    use. Used by :class:`Warmup` around any controller, and by ``ppo`` itself when its
+    checkpoint's ``meta["warmup"]`` holds a :class:`WarmupConfig` (a shipped policy)."""
+
+    def __init__(self, wc: WarmupConfig, config: ControllerConfig, initial: int) -> None:
+        self.wc, self.config = wc, config
+        self.current = initial
+        """The count in effect during the MI being decided on (the last count returned)."""
         self.joined_at = 0.0
         """Transfer time (s) at which the youngest streams joined: the start, or the end of
         the MI that decided the last add."""
         self.deferred = 0
         """Adds deferred (for tests and logs)."""
-
-    def initial(self) -> int:
-        return self.current
 
     def starting(self, signals: SignalVector) -> bool:
         """Are the youngest streams within their first ``rtts`` round trips?"""
@@ -81,14 +90,49 @@ class Warmup(Wrapper):
             return False
         return signals.t - self.joined_at < self.wc.rtts * rtt / 1000.0
 
-    def decide(self, signals: SignalVector) -> int:
-        proposed = self.config.clip(self.inner.decide(signals))  # the inner history stays whole
+    def step(self, proposed: int, signals: SignalVector) -> int:
+        """The count for the next MI, given the controller's ``proposed`` one."""
+        proposed = self.config.clip(proposed)
         if proposed > self.current:
             if self.starting(signals):
                 self.deferred += 1
                 proposed = self.current
-                self.target = proposed
             else:
                 self.joined_at = signals.t
         self.current = proposed
         return proposed
+
+
+class Warmup(Wrapper):
+    """``warmup[:INNER]``: follow INNER (default ``ppo``); defer adds during start-up."""
+
+    name = "warmup"
+
+    def __init__(self, args: str, config: ControllerConfig, wc: WarmupConfig | None = None) -> None:
+        cfg, args = self._options(args, WarmupConfig.parse, wc or WarmupConfig())
+        self.inner = self._wrap(args, config, "hold")
+        if getattr(self.inner, "warmup", None) is not None:
+            raise ValueError(
+                f"warmup: {args or 'ppo'!r} applies a warm-up already (its checkpoint's meta "
+                "names one)"
+            )
+        self.rule = StartGate(cfg, config, self.inner.initial())
+
+    @property
+    def wc(self) -> WarmupConfig:
+        return self.rule.wc
+
+    @property
+    def deferred(self) -> int:
+        """Adds deferred (for tests and logs)."""
+        return self.rule.deferred
+
+    def initial(self) -> int:
+        return self.rule.current
+
+    def decide(self, signals: SignalVector) -> int:
+        proposed = self.inner.decide(signals)  # always: the inner history stays whole
+        n = self.rule.step(proposed, signals)
+        if n != self.target:
+            self.target = n
+        return n

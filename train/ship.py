@@ -3,6 +3,7 @@
     python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
     python3 -m train.ship --ensemble CKPT CKPT [...] [--rule veto] --note "how it was chosen"
     python3 -m train.ship --checkpoint CKPT --note "how it was chosen" [--judge]
+        [--warmup [KEY=VALUE,...]]
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
@@ -14,7 +15,10 @@ is written. With ``--ensemble`` the checkpoints are bundled (``xfer-ppo-ensemble
 With ``--checkpoint`` one checkpoint file is shipped as it is (chosen elsewhere, its run
 directory gone). ``--judge`` (with ``--ensemble`` or ``--checkpoint``) writes the default
 :class:`policy.judge.JudgeConfig` into the shipped file's ``meta["judge"]``: ``ppo`` then
-judges each large add by the MI after its join MI (:mod:`policy.judge`).
+judges each large add by the MI after its join MI (:mod:`policy.judge`). ``--warmup
+[KEY=VALUE,...]`` (likewise) writes a :class:`policy.warmup.WarmupConfig` into
+``meta["warmup"]``: ``ppo`` then defers adds while its youngest streams start (``--warmup
+cc=bbr`` is ``warmup:cc=bbr:ppo`` inside the file).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from policy.ppo import (
     save_checkpoint,
     save_ensemble,
 )
+from policy.warmup import WarmupConfig
 
 
 def candidate(run: Path) -> dict[str, Any]:
@@ -73,24 +78,33 @@ def ship(
     return record
 
 
+def _wrappers(
+    meta: dict[str, Any], judge: JudgeConfig | None, warmup: WarmupConfig | None
+) -> dict[str, Any]:
+    """``meta`` with the rules ``ppo`` applies itself (``meta["judge"]``, ``meta["warmup"]``)."""
+    for key, cfg in (("judge", judge), ("warmup", warmup)):
+        if cfg is not None:
+            meta[key] = cfg.to_dict()
+    return meta
+
+
 def ship_checkpoint(
     path: Path,
     dest: Path = DEFAULT_CHECKPOINT,
     note: str | None = None,
     judge: JudgeConfig | None = None,
+    warmup: WarmupConfig | None = None,
 ) -> dict[str, Any]:
-    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge`` in its meta;
-    return the record written next to it."""
+    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge`` and
+    ``warmup`` in its meta; return the record written next to it."""
     net, ckpt = load_checkpoint(path)
-    meta = {**ckpt["meta"], "selection": note, "from_file": str(path)}
-    if judge is not None:
-        meta["judge"] = judge.to_dict()
+    meta = _wrappers({**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup)
     tmp = dest.with_name(dest.name + ".new")
     save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
     tmp.replace(dest)
     record = {
         "shipped": {"kind": ckpt["arch"]["kind"], "from_file": str(path), "selection": note,
-                    "judge": meta.get("judge")},
+                    "judge": meta.get("judge"), "warmup": meta.get("warmup")},
         "training": ckpt["meta"],
     }  # fmt: skip
     dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
@@ -103,6 +117,7 @@ def ship_ensemble(
     note: str | None = None,
     rule: str = "mean",
     judge: JudgeConfig | None = None,
+    warmup: WarmupConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
@@ -111,9 +126,7 @@ def ship_ensemble(
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
-    meta: dict[str, Any] = {"selection": note, "rule": rule, "members": trained}
-    if judge is not None:
-        meta["judge"] = judge.to_dict()
+    meta = _wrappers({"selection": note, "rule": rule, "members": trained}, judge, warmup)
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
     record = {
@@ -123,6 +136,7 @@ def ship_ensemble(
             "rule": rule,
             "selection": note,
             "judge": meta.get("judge"),
+            "warmup": meta.get("warmup"),
         },
         "members": trained,
     }
@@ -151,17 +165,26 @@ if __name__ == "__main__":
         action="store_true",
         help="with --ensemble or --checkpoint: ppo judges large adds (policy/judge.py)",
     )
+    ap.add_argument(
+        "--warmup",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: ppo defers adds while streams start "
+        "(policy/warmup.py), e.g. --warmup cc=bbr",
+    )
     a = ap.parse_args()
     jc = JudgeConfig() if a.judge else None
-    if a.judge and not (a.ensemble or a.checkpoint):
-        ap.error("--judge needs --ensemble or --checkpoint")
+    wc = None if a.warmup is None else WarmupConfig.parse(a.warmup) if a.warmup else WarmupConfig()
+    if (a.judge or wc is not None) and not (a.ensemble or a.checkpoint):
+        ap.error("--judge and --warmup need --ensemble or --checkpoint")
     if a.checkpoint:
         if len(a.runs) != 1 or a.ensemble:
             ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
-        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc)
+        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc)
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
-        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc)
+        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc)
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

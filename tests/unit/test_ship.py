@@ -121,3 +121,45 @@ def test_ships_one_checkpoint_with_a_judge_that_ppo_applies_itself(tmp_path: Pat
         paths.append(path)
     assert paths[0] == paths[1] and max(paths[0]) >= 12
     assert shipped.judge.paid + shipped.judge.unpaid >= 1  # type: ignore[attr-defined]
+
+
+def test_ships_an_ensemble_with_a_warmup_that_ppo_applies_itself(tmp_path: Path) -> None:
+    """``--warmup cc=bbr`` in the bundle decides exactly as ``warmup:cc=bbr:ppo`` around the
+    same bundle without it, and a second warm-up around it is refused."""
+    import pytest
+
+    from policy.base import ControllerConfig, make_controller
+    from policy.signals import SignalVector
+    from policy.warmup import WarmupConfig
+    from train.ship import ship_ensemble
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
+    ship_ensemble(members, plain, note="plain")
+    rec = ship_ensemble(members, dest, note="warm", warmup=WarmupConfig.parse("cc=bbr"))
+    assert rec["shipped"]["warmup"] == {"rtts": 16.0, "cc": "bbr"}
+    assert make_controller(f"ppo:{plain}").warmup is None  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="applies a warm-up already"):
+        make_controller(f"warmup:ppo:{dest}")
+    # Our BBR streams on a 150-ms path whose throughput grows with the count (then, on BBR,
+    # the adds are deferred), and the same on cubic (then nothing is).
+    for cc, deferred in (("bbr", True), ("cubic", False)):
+        paths, ctrls = [], []
+        for spec in (f"ppo:{dest}", f"warmup:cc=bbr:ppo:{plain}", f"ppo:{plain}"):
+            c = make_controller(spec, ControllerConfig(max_streams=64))
+            n, path = c.initial(), []
+            for t in range(12):
+                thr = 8e6 * n
+                s = SignalVector(
+                    t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
+                    loss_rate=0.0, rtt_ms=150.0, min_rtt_ms=150.0, rtt_gradient=0.0,
+                    rtt_ratio=1.0, cc=cc,
+                )  # fmt: skip
+                n = c.decide(s)
+                path.append(n)
+            paths.append(path)
+            ctrls.append(c)
+        assert paths[0] == paths[1], cc
+        assert (paths[0] != paths[2]) is deferred, (cc, paths)
+        assert (ctrls[0].warmup.deferred > 0) is deferred  # type: ignore[attr-defined]
