@@ -355,6 +355,10 @@ def suite_scenarios(name: str, set_name: str) -> list[str]:
         names = [str(p) for p in sorted((root / set_name).glob("*.toml"))]
     for n in names:
         load_scenario(n)
+    if not names and set_name != "named" and getattr(spec, set_name) == 0:
+        raise ScenarioError(
+            f"suite {spec.name} has no {set_name} set ({set_name} = 0 in its manifest)"
+        )
     if not names:
         raise ScenarioError(f"suite {spec.name}: the {set_name} set is empty (run the generator)")
     return names

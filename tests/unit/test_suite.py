@@ -36,6 +36,17 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
     assert manifest_toml(spec) == (root / "suite.toml").read_text()
 
 
+@pytest.mark.parametrize("suite", ["gen-v3", "gen-v4", "gen-v5"])
+def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
+    """Suites whose manifest carries a comment saying why they were drawn: the scenario files
+    are still exactly the generator's (a set the manifest does not draw has no files)."""
+    spec, root = load_suite(suite)
+    for set_name, by_name in generate(spec).items():
+        on_disk = {p.name: p.read_text() for p in (root / set_name).glob(f"{spec.name}-*.toml")}
+        assert on_disk == by_name, f"{suite}/{set_name}: stale, missing or edited files"
+        assert len(by_name) == getattr(spec, set_name)
+
+
 def test_draws_stay_in_the_declared_ranges() -> None:
     r = SuiteRanges()
     spec = SuiteSpec("t", 7, 40, 40, (), r)
@@ -94,6 +105,9 @@ def test_sets_of_the_shipped_suite() -> None:
     assert len(v2) == 20 and not {Path(p).name for p in v2} & {Path(p).name for p in test}
     with pytest.raises(ScenarioError, match="unknown set"):
         suite_scenarios("gen-v1", "train")
+    assert len(suite_scenarios("gen-v5", "test")) == 8
+    with pytest.raises(ScenarioError, match="has no validation set"):
+        suite_scenarios("gen-v5", "validation")
     with pytest.raises(ScenarioError, match="no suite"):
         load_suite("no-such-suite")
 
