@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from policy.base import ControllerConfig, make_controller, register
@@ -9,6 +11,10 @@ from policy.signals import SignalVector
 from policy.warmup import Warmup, WarmupConfig
 from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
 from tests.unit.test_judge import Climb
+
+_CAND = Path(__file__).parents[2] / "policy/weights/candidates"
+ROUND13 = f"ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
+"""Round 13's bundle without the warm-up the shipped file carries since round 26."""
 
 
 class Descend(Climb):
@@ -75,29 +81,34 @@ def test_cc_bbr_applies_only_to_bbr_streams() -> None:
 
 
 def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
-    """The shipped policy on a 40-ms path whose throughput grows with the count: the same
-    decisions with and without the warm-up (the rule cannot cost fig1's ramp)."""
+    """Round 13's bundle on a 40-ms path whose throughput grows with the count: the same
+    decisions with and without the warm-up, even with any cc (the rule cannot cost fig1's
+    ramp), and the shipped file (which carries ``cc=bbr``) decides as they do."""
     paths = []
-    for spec in ("ppo", "warmup:ppo"):
+    for spec in (ROUND13, f"warmup:{ROUND13}", "ppo"):
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for i in range(12):
             n = c.decide(_sig(i + 1.0, n, 40.0, mbit=min(50.0 * n, 950.0)))
             path.append(n)
         paths.append(path)
-    assert paths[0] == paths[1]
+    assert paths[0] == paths[1] == paths[2]
     assert max(paths[0]) >= 17  # it ramped: the comparison covers adds
 
 
 def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
-    """`warmup:cc=bbr:ppo` on a 150-ms path with cubic streams decides as the shipped policy
-    does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it is the
-    shipped policy, and with BBR streams on the same path it holds the first adds back."""
+    """`warmup:cc=bbr` around round 13's bundle on a 150-ms path with cubic streams decides
+    as the bundle does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it
+    is round 13's policy, and with BBR streams on the same path it holds the first adds back.
+    The shipped file (round 26) is that warm-up inside the bundle: the same decisions."""
+    w = f"warmup:cc=bbr:{ROUND13}"
     paths = {}
     for spec, cc in (
+        (ROUND13, "cubic"),
+        (w, "cubic"),
+        (w, "bbr"),
         ("ppo", "cubic"),
-        ("warmup:cc=bbr:ppo", "cubic"),
-        ("warmup:cc=bbr:ppo", "bbr"),
+        ("ppo", "bbr"),
     ):
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
@@ -105,8 +116,9 @@ def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
             n = c.decide(_sig(i + 1.0, n, 150.0, cc=cc, mbit=min(50.0 * n, 950.0)))
             path.append(n)
         paths[spec, cc] = path
-    assert paths["warmup:cc=bbr:ppo", "cubic"] == paths["ppo", "cubic"]
-    assert paths["warmup:cc=bbr:ppo", "bbr"][:2] == [2, 2] != paths["ppo", "cubic"][:2]
+    assert paths[w, "cubic"] == paths[ROUND13, "cubic"] == paths["ppo", "cubic"]
+    assert paths[w, "bbr"][:2] == [2, 2] != paths[ROUND13, "cubic"][:2]
+    assert paths["ppo", "bbr"] == paths[w, "bbr"]
 
 
 def test_options_and_errors() -> None:
