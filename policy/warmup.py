@@ -21,10 +21,12 @@ The inner controller sees every signal vector; when an add is deferred its targe
 back to the held count (so it must have a ``target``: ``ppo``, ``ensemble``, ``judge``,
 ``guard``, ``stdin``). A bundle whose ``meta["warmup"]`` holds a :class:`WarmupConfig` applies
 the rule inside ``ppo`` itself (:class:`StartGate`; ``python3 -m train.ship ... --warmup
-cc=bbr``). Not the default. Measured once in round 25 as a diagnostic (8
-long-path validation scenarios, 2 runs): with any cc it cost where long ramps pay (-0.188
-+- 0.134); with ``cc=bbr`` it never acted on the cubic ones and removed the start-up ramp
-on both BBR ones (gen-v3-v06 -0.316 vs -0.539). Not yet judged where it was not designed.
+cc=bbr``). Measured in round 25 as a diagnostic (8 long-path validation scenarios, 2 runs):
+with any cc it cost where long ramps pay (-0.188 +- 0.134); with ``cc=bbr`` it never acted on
+the cubic ones and removed the start-up ramp on both BBR ones. Round 26 judged ``cc=bbr``
+where it acts (validation +0.371 +- 0.113; a fresh test draw, gen-v5, +0.258 +- 0.185 with
+one loss, t01 -0.678, a lossy path where the early ramp pays) and the shipped bundle carries
+it (``meta["warmup"] = {rtts: 16, cc: bbr}``; ``docs/results/issue16-round26/``).
 """
 
 from __future__ import annotations
