@@ -174,6 +174,42 @@ class Wrapper:
         self.inner.target = n  # type: ignore[attr-defined]
 
 
+class RuleWrapper(Wrapper):
+    """A wrapper whose count is a rule's verdict on the inner controller's proposal each MI
+    (``judge``, ``warmup``). ``rule`` has ``current`` (the count in effect) and
+    ``step(proposed, signals) -> count``; a bundle may carry the same rule in its meta
+    (``meta[name]``), and then wrapping it again is refused."""
+
+    rule: RuleStep
+
+    def _wrap_once(self, spec: str, config: ControllerConfig, what: str, doing: str) -> Controller:
+        """:meth:`_wrap`, refusing an inner controller that applies this rule itself."""
+        inner = self._wrap(spec, config, what)
+        if getattr(inner, self.name, None) is not None:
+            raise ValueError(
+                f"{self.name}: {spec or 'ppo'!r} {doing} already (its checkpoint's meta names one)"
+            )
+        return inner
+
+    def initial(self) -> int:
+        return self.rule.current
+
+    def decide(self, signals: SignalVector) -> int:
+        proposed = self.inner.decide(signals)  # always: the inner history stays whole
+        n = self.rule.step(proposed, signals)
+        if n != self.target:
+            self.target = n
+        return n
+
+
+class RuleStep(Protocol):
+    """What :class:`RuleWrapper` needs of its rule."""
+
+    current: int
+
+    def step(self, proposed: int, signals: SignalVector) -> int: ...
+
+
 def check_spec(spec: str, config: ControllerConfig | None = None) -> None:
     """Raise ``ValueError`` if ``spec`` would not build a controller, without keeping one.
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from policy.base import C, ControllerConfig
 from policy.signals import SignalVector
@@ -63,18 +63,30 @@ def parse_config(cls: type[C], text: str, who: str) -> C:
     return replace(cls(), **values)  # type: ignore[type-var]
 
 
-def config_to_dict(cfg: Any) -> dict[str, Any]:
-    """Plain dict of a wrapper's config dataclass, for a checkpoint's meta (``meta["judge"]``,
-    ``meta["warmup"]``)."""
-    return asdict(cfg)
+class RuleConfig:
+    """Mixin of a wrapper rule's config dataclass (``judge``, ``warmup``): its options as
+    ``KEY=VALUE[,KEY=VALUE...]`` over the defaults, and the round trip through a checkpoint's
+    meta (``meta[who]``), where unknown keys are an error (a newer checkpoint)."""
 
+    __slots__ = ()
+    who: ClassVar[str]
 
-def config_from_dict(cls: type[C], d: dict[str, Any], who: str) -> C:
-    """Inverse of :func:`config_to_dict`; unknown keys are an error (a newer checkpoint)."""
-    extra = set(d) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    if extra:
-        raise ValueError(f"checkpoint {who} config has unknown keys {sorted(extra)}")
-    return cls(**d)
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``rtts=8,cc=bbr``."""
+        return parse_config(cls, text, cls.who)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for a checkpoint's ``meta[who]``."""
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Self:
+        """Inverse of :meth:`to_dict`."""
+        extra = set(d) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        if extra:
+            raise ValueError(f"checkpoint {cls.who} config has unknown keys {sorted(extra)}")
+        return cls(**d)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,17 +36,18 @@ bundle whose ``meta["judge"]`` holds a :class:`JudgeConfig` is judged by ``ppo``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from policy.base import ControllerConfig, Wrapper
-from policy.gd import config_from_dict, config_to_dict, parse_config
+from policy.base import ControllerConfig, RuleWrapper
+from policy.gd import RuleConfig
 from policy.signals import SignalVector
 from policy.utility import utility_of
 
 
 @dataclass(frozen=True, slots=True)
-class JudgeConfig:
+class JudgeConfig(RuleConfig):
     """Constants of the judge (see the module docstring)."""
+
+    who = "judge"
 
     step: int = 4
     """The smallest add (streams, from one MI to the next) that is judged."""
@@ -61,20 +62,6 @@ class JudgeConfig:
     """MIs adds are refused after the first unpaid add of a run of them."""
     max_cooldown: int = 64
     """The cooldown doubles with each consecutive unpaid add up to this."""
-
-    @classmethod
-    def parse(cls, text: str) -> JudgeConfig:
-        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``margin=0.2,hold=20``."""
-        return parse_config(cls, text, "judge")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for a checkpoint's ``meta["judge"]``."""
-        return config_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> JudgeConfig:
-        """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
-        return config_from_dict(cls, d, "judge")
 
 
 class AddJudge:
@@ -140,26 +127,12 @@ class AddJudge:
         return min(proposed, self.base)
 
 
-class Judge(Wrapper):
+class Judge(RuleWrapper):
     """``judge[:INNER]``: follow INNER (default ``ppo``); judge large adds one MI late."""
 
     name = "judge"
 
     def __init__(self, args: str, config: ControllerConfig, jc: JudgeConfig | None = None) -> None:
         cfg, args = self._options(args, JudgeConfig.parse, jc or JudgeConfig())
-        self.inner = self._wrap(args, config, "set")
-        if getattr(self.inner, "judge", None) is not None:
-            raise ValueError(
-                f"judge: {args or 'ppo'!r} judges its adds already (its checkpoint's meta names a judge)"
-            )
-        self.rule = AddJudge(cfg, config, self.inner.initial())
-
-    def initial(self) -> int:
-        return self.rule.current
-
-    def decide(self, signals: SignalVector) -> int:
-        proposed = self.inner.decide(signals)  # always: the inner history stays whole
-        n = self.rule.step(proposed, signals)
-        if n != self.target:
-            self.target = n
-        return n
+        self.inner = self._wrap_once(args, config, "set", "judges its adds")
+        self.rule: AddJudge = AddJudge(cfg, config, self.inner.initial())

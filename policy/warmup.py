@@ -32,16 +32,17 @@ it (``meta["warmup"] = {rtts: 16, cc: bbr}``; ``docs/results/issue16-round26/``)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from policy.base import ControllerConfig, Wrapper
-from policy.gd import config_from_dict, config_to_dict, parse_config
+from policy.base import ControllerConfig, RuleWrapper
+from policy.gd import RuleConfig
 from policy.signals import SignalVector
 
 
 @dataclass(frozen=True, slots=True)
-class WarmupConfig:
+class WarmupConfig(RuleConfig):
     """Constants of the warm-up rule (see the module docstring)."""
+
+    who = "warmup"
 
     rtts: float = 16.0
     """Round trips (of the minimum RTT seen) the youngest streams get before the next add."""
@@ -51,20 +52,6 @@ class WarmupConfig:
     def __post_init__(self) -> None:
         if self.rtts < 0:
             raise ValueError(f"warmup: rtts must be >= 0, got {self.rtts}")
-
-    @classmethod
-    def parse(cls, text: str) -> WarmupConfig:
-        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``rtts=8,cc=bbr``."""
-        return parse_config(cls, text, "warmup")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for a checkpoint's ``meta["warmup"]``."""
-        return config_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> WarmupConfig:
-        """Inverse of :meth:`to_dict`; unknown keys are an error (a newer checkpoint)."""
-        return config_from_dict(cls, d, "warmup")
 
 
 class StartGate:
@@ -105,20 +92,15 @@ class StartGate:
         return proposed
 
 
-class Warmup(Wrapper):
+class Warmup(RuleWrapper):
     """``warmup[:INNER]``: follow INNER (default ``ppo``); defer adds during start-up."""
 
     name = "warmup"
 
     def __init__(self, args: str, config: ControllerConfig, wc: WarmupConfig | None = None) -> None:
         cfg, args = self._options(args, WarmupConfig.parse, wc or WarmupConfig())
-        self.inner = self._wrap(args, config, "hold")
-        if getattr(self.inner, "warmup", None) is not None:
-            raise ValueError(
-                f"warmup: {args or 'ppo'!r} applies a warm-up already (its checkpoint's meta "
-                "names one)"
-            )
-        self.rule = StartGate(cfg, config, self.inner.initial())
+        self.inner = self._wrap_once(args, config, "hold", "applies a warm-up")
+        self.rule: StartGate = StartGate(cfg, config, self.inner.initial())
 
     @property
     def wc(self) -> WarmupConfig:
@@ -128,13 +110,3 @@ class Warmup(Wrapper):
     def deferred(self) -> int:
         """Adds deferred (for tests and logs)."""
         return self.rule.deferred
-
-    def initial(self) -> int:
-        return self.rule.current
-
-    def decide(self, signals: SignalVector) -> int:
-        proposed = self.inner.decide(signals)  # always: the inner history stays whole
-        n = self.rule.step(proposed, signals)
-        if n != self.target:
-            self.target = n
-        return n
