@@ -175,7 +175,7 @@ if __name__ == "__main__":
     )
     a = ap.parse_args()
     jc = JudgeConfig() if a.judge else None
-    wc = None if a.warmup is None else WarmupConfig.parse(a.warmup) if a.warmup else WarmupConfig()
+    wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
     if (a.judge or wc is not None) and not (a.ensemble or a.checkpoint):
         ap.error("--judge and --warmup need --ensemble or --checkpoint")
     if a.checkpoint:
