@@ -103,10 +103,6 @@ class Warmup(RuleWrapper):
         self.rule: StartGate = StartGate(cfg, config, self.inner.initial())
 
     @property
-    def wc(self) -> WarmupConfig:
-        return self.rule.wc
-
-    @property
     def deferred(self) -> int:
         """Adds deferred (for tests and logs)."""
         return self.rule.deferred
