@@ -36,7 +36,7 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
     assert manifest_toml(spec) == (root / "suite.toml").read_text()
 
 
-@pytest.mark.parametrize("suite", ["gen-v3", "gen-v4", "gen-v5"])
+@pytest.mark.parametrize("suite", ["gen-v3", "gen-v4", "gen-v5", "gen-v6"])
 def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
     """Suites whose manifest carries a comment saying why they were drawn: the scenario files
     are still exactly the generator's (a set the manifest does not draw has no files)."""
@@ -108,6 +108,9 @@ def test_sets_of_the_shipped_suite() -> None:
     assert len(suite_scenarios("gen-v5", "test")) == 8
     with pytest.raises(ScenarioError, match="has no validation set"):
         suite_scenarios("gen-v5", "validation")
+    assert len(suite_scenarios("gen-v6", "validation")) == 6
+    with pytest.raises(ScenarioError, match="has no test set"):
+        suite_scenarios("gen-v6", "test")
     with pytest.raises(ScenarioError, match="no suite"):
         load_suite("no-such-suite")
 
