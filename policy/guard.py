@@ -90,6 +90,18 @@ class GuardConfig:
     patience: int = 1
     """MIs the inner controller must have asked for ``<= low`` in a row before a trigger
     (1: at once); a policy that climbs back by itself is left alone."""
+    cc: str = "any"
+    """Trigger (probe or shed) only while our streams run this congestion control (the signal
+    vector's ``cc``; ``any``: always), as ``warmup``'s ``cc``."""
+    rtt_above_ms: float = 0.0
+    """Trigger only on paths whose minimum RTT is above this (0: any path; an unknown RTT
+    then never triggers)."""
+    settle_rtts: float = 0.0
+    """Start-up, in round trips of the minimum RTT (0: none). No trigger until the youngest
+    streams have had this many round trips since they joined (the transfer's start or the
+    last rise of the count), and a raised level (a probe or a climb) is read only in an MI
+    that starts at least this many round trips after the rise, as well as ``settle`` MIs
+    after it: on a 200-ms path BBR's start-up outlasts two 1-s MIs (``warmup``)."""
     shed: float = 0.0
     """Mean loss rate of the trigger window at or above which the guard tests half the inner
     controller's level when it holds 2 or more streams (0: never; step 5 of the docstring)."""
@@ -156,6 +168,10 @@ class Guard(Wrapper):
         self.shed_cool_left = 0
         self.shed_cool_next = self.gc.cooldown
         self.shed_hold_next = self.gc.hold
+        self.out = 0
+        """The count the guard returned last."""
+        self.rise_t = 0.0
+        """Transfer time (s) at which the youngest streams joined (``settle_rtts``)."""
 
     def initial(self) -> int:
         return self.inner.initial()
@@ -165,6 +181,27 @@ class Guard(Wrapper):
         return n
 
     def decide(self, signals: SignalVector) -> int:
+        n = self._decide(signals)
+        if n > (self.out or signals.streams):
+            self.rise_t = signals.t
+        self.out = n
+        return n
+
+    def _startup_s(self, signals: SignalVector) -> float:
+        """``settle_rtts`` round trips of the minimum RTT, in seconds (0 if unknown)."""
+        rtt = signals.min_rtt_ms
+        return self.gc.settle_rtts * rtt / 1000.0 if rtt and rtt > 0 else 0.0
+
+    def _acts(self, signals: SignalVector) -> bool:
+        """May a probe or a shed start here (``cc``, ``rtt_above_ms``, start-up over)?"""
+        if self.gc.cc != "any" and signals.cc != self.gc.cc:
+            return False
+        rtt = signals.min_rtt_ms
+        if self.gc.rtt_above_ms > 0 and (rtt is None or rtt <= self.gc.rtt_above_ms):
+            return False
+        return signals.t - self.rise_t >= self._startup_s(signals)
+
+    def _decide(self, signals: SignalVector) -> int:
         proposed = self.inner.decide(signals)  # always: the inner history stays whole
         self.losses.append(signals.loss_rate or 0.0)
         self.cool_left = max(self.cool_left - 1, 0)
@@ -172,7 +209,7 @@ class Guard(Wrapper):
         self.ceil_left = max(self.ceil_left - 1, 0)
         self.shed_cool_left = max(self.shed_cool_left - 1, 0)
         if self.mode == "follow":
-            return self._follow(proposed)
+            return self._follow(proposed, self._acts(signals))
         self.k += 1
         u = utility_of(signals)
         if self.mode.startswith("shed"):
@@ -181,6 +218,9 @@ class Guard(Wrapper):
             self.loss_low.append(signals.loss_rate or 0.0)
         if self.k < self.gc.settle:
             return self.level
+        rose = self.mode in ("first", "probe") and self.gc.settle_rtts > 0
+        if rose and signals.t - signals.mi_s + 0.01 < self.rise_t + self._startup_s(signals):
+            return self.level  # the raised level's streams are still starting (10 ms slack)
         if self.mode == "low":
             self.u_ref, self.best, self.base = u, self.level, self.level
             if fmean(self.loss_low) < self.gc.elastic * self.loss_before:
@@ -206,7 +246,7 @@ class Guard(Wrapper):
     def _beats(self, u: float, margin: float) -> bool:
         return u > self.u_ref + margin * abs(self.u_ref)
 
-    def _follow(self, proposed: int) -> int:
+    def _follow(self, proposed: int, acts: bool) -> int:
         if self.floor_left > 0 and proposed < self.floor:
             return self._set_inner(self.floor)
         if self.ceil_left > 0 and proposed > self.ceil:
@@ -216,6 +256,7 @@ class Guard(Wrapper):
         window = hist[-self.gc.loss_window :]
         if (
             self.gc.shed > 0
+            and acts
             and proposed // 2 >= self.config.min_streams  # >= 2 streams, as min_streams >= 1
             and self.shed_cool_left == 0
             and self.floor_left == 0
@@ -229,6 +270,7 @@ class Guard(Wrapper):
         lossy = max(window, default=0.0) >= self.gc.loss_min
         if (
             self.low_run >= self.gc.patience
+            and acts
             and lossy
             and self.cool_left == 0
             and self.ceil_left == 0

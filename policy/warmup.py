@@ -48,10 +48,18 @@ class WarmupConfig(RuleConfig):
     """Round trips (of the minimum RTT seen) the youngest streams get before the next add."""
     cc: str = "any"
     """Apply the rule only while our streams run this congestion control (``any``: always)."""
+    carry: int = 0
+    """1: an add deferred during a start-up is owed, not dropped. At the first MI after the
+    start-up the count becomes the largest count deferred in it, unless the controller then
+    asks for more (taken) or for fewer (a retreat: the debt is dropped). 0: dropped (round
+    26's rule). A policy that asked to add while it could not yet see the new streams' effect
+    often no longer asks once its history holds only MIs at the held count."""
 
     def __post_init__(self) -> None:
         if self.rtts < 0:
             raise ValueError(f"warmup: rtts must be >= 0, got {self.rtts}")
+        if self.carry not in (0, 1):
+            raise ValueError(f"warmup: carry must be 0 or 1, got {self.carry}")
 
 
 class StartGate:
@@ -69,6 +77,8 @@ class StartGate:
         the MI that decided the last add."""
         self.deferred = 0
         """Adds deferred (for tests and logs)."""
+        self.owed = 0
+        """With ``carry``: the largest count deferred since the last grant or retreat."""
 
     def starting(self, signals: SignalVector) -> bool:
         """Are the youngest streams within their first ``rtts`` round trips?"""
@@ -82,11 +92,17 @@ class StartGate:
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
         proposed = self.config.clip(proposed)
-        if proposed > self.current:
-            if self.starting(signals):
-                self.deferred += 1
-                proposed = self.current
-            else:
+        starting = self.starting(signals)
+        if proposed > self.current and starting:
+            self.deferred += 1
+            if self.wc.carry:
+                self.owed = max(self.owed, proposed)
+            proposed = self.current
+        elif proposed < self.current:
+            self.owed = 0
+        elif not starting:
+            proposed, self.owed = max(proposed, self.owed), 0
+            if proposed > self.current:
                 self.joined_at = signals.t
         self.current = proposed
         return proposed

@@ -34,6 +34,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from train.suite_eval import paired
@@ -56,6 +57,8 @@ class VerdictRule:
     noninferior: float | None = None
     """Rule 1 as non-inferiority (module docstring): paired difference - 2 SE >= -this."""
     exclude: frozenset[str] = frozenset()
+    """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
+    ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
 
     def __post_init__(self) -> None:
         if self.min_tolerance < 0:
@@ -147,18 +150,28 @@ class Verdict:
 
 def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) -> Verdict:
     """Judge ``cand`` against ``base`` over one result's ``scenarios`` (module docstring)."""
-    rows, excluded = [], set(rule.exclude)
+    rows, excluded = [], set()
+    unmatched = set(rule.exclude)
     for name, row in sorted(scenarios.items()):
         c = row["controllers"]
         a = (c.get(cand) or {}).get("utility_ratio")
         b = (c.get(base) or {}).get("utility_ratio")
-        if a is None or b is None or name in rule.exclude:
+        hit = {name, PurePath(name).stem} & rule.exclude
+        if hit:
+            unmatched -= hit
+            excluded.add(name)
+            continue
+        if a is None or b is None:
             continue
         if rule.min_ustar is not None and row["best_fixed"]["mean_utility"] < rule.min_ustar:
             excluded.add(name)
             continue
         rows.append(Row(name, a, b, list(c[cand].get("run_ratios") or []),
                         list(c[base].get("run_ratios") or [])))  # fmt: skip
+    if unmatched:
+        raise ValueError(
+            f"--exclude names no scenario of the result: {', '.join(sorted(unmatched))}"
+        )
     if not rows:
         raise ValueError(f"no scenario where both {cand!r} and {base!r} have a ratio")
     kept = {r.name for r in rows}
@@ -207,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--noninferior", type=float, default=None, metavar="MARGIN",
                     help="rule 1: paired difference - 2 SE >= -MARGIN")  # fmt: skip
     ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
-    ap.add_argument("--exclude", nargs="*", default=[])
+    ap.add_argument("--exclude", nargs="*", default=[], help="scenario keys or file stems")
     a = ap.parse_args(argv)
     try:
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,

@@ -65,6 +65,8 @@ def _run(
     mis: int,
     change: Callable[[Guard], Callable[[int], tuple[float, float]]] | None = None,
     spec: str = "guard:test-retreat",
+    rtt: float = 30.0,
+    cc: str | None = None,
 ) -> tuple[Guard, list[int]]:
     """Drive a guard around Retreat in a world that maps streams -> (Mbit/s, loss); with
     ``change``, the world becomes ``change(guard)`` from the first MI with more than 1 stream
@@ -78,7 +80,7 @@ def _run(
         mbit, loss = world(n)
         s = SignalVector(
             t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
-            loss_rate=loss, rtt_ms=30.0, min_rtt_ms=30.0, rtt_gradient=0.0, rtt_ratio=1.0,
+            loss_rate=loss, rtt_ms=rtt, min_rtt_ms=rtt, rtt_gradient=0.0, rtt_ratio=1.0, cc=cc,
         )  # fmt: skip
         n = g.decide(s)
         path.append(n)
@@ -276,3 +278,72 @@ def test_guard_shed_needs_the_loss_and_a_level_to_halve() -> None:
     assert g.sheds == 0  # 1 % is below the threshold
     g, _ = _run(lambda n: (100.0, 0.2), 30, spec="guard:shed=0.03,low=0:test-stay:1")
     assert g.sheds == 0  # one stream cannot be halved
+
+
+def test_guard_cc_and_rtt_gates_leave_other_paths_to_the_inner_policy() -> None:
+    """``cc=bbr,rtt_above_ms=62.5``: the guard acts only where the shipped warm-up does."""
+    spec = "guard:cc=bbr,rtt_above_ms=62.5:test-retreat"
+    world = lambda n: (2.5 * n, 0.05)  # noqa: E731 (climbing would pay everywhere)
+    for rtt, cc in ((30.0, "bbr"), (200.0, "cubic"), (200.0, None), (62.5, "bbr")):
+        g, path = _run(world, 40, spec=spec, rtt=rtt, cc=cc)
+        assert g.probes == 0 and path[1:] == [1] * 39, (rtt, cc)
+    g, path = _run(world, 40, spec=spec, rtt=200.0, cc="bbr")
+    assert g.probes >= 1 and max(path) == 16
+
+
+def test_guard_settle_rtts_waits_for_the_start_up() -> None:
+    """``settle_rtts=16`` at 200 ms: no trigger in the first 3.2 s, and a raised level is read
+    only in an MI starting 3.2 s after the rise (the 5th at it), a low level after 2 MIs."""
+    g, path = _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:settle_rtts=16:test-retreat",
+                   rtt=200.0)  # fmt: skip
+    first = path.index(6)
+    assert first == 5  # triggers at t = 4 s (>= 3.2 s), holds 1 stream 2 MIs, then probes
+    assert path[first : first + 6] == [6] * 5 + [1]  # B read at its 5th MI, then A again
+    assert max(path) == 16 and g.probes >= 1
+    # at 30 ms the same option adds nothing to the guard's own settle of 2 MIs
+    assert (
+        _run(lambda n: (2.5 * n, 0.05), 40, spec="guard:settle_rtts=16:test-retreat")[1]
+        == (_run(lambda n: (2.5 * n, 0.05), 40)[1])
+    )
+
+
+CANDIDATE27 = "guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:ppo"
+"""Round 27's candidate: the guard where the shipped warm-up acts, reading after start-up."""
+
+
+def _world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Guard, list[int]]:
+    """The controller in a world of 20 Mbit/s per stream (a per-stream cap) up to 1 Gbit/s,
+    with 1 % loss that others cause."""
+    g = make_controller(spec, ControllerConfig(max_streams=64))
+    n, path = g.initial(), []
+    for t in range(mis):
+        mbit = min(20.0 * n, 1000.0)
+        n = g.decide(
+            SignalVector(
+                t=t + 1.0,
+                mi_s=1.0,
+                streams=n,
+                throughput_bps=mbit * 1e6,
+                goodput_bps=mbit * 1e6,
+                loss_rate=0.01,
+                rtt_ms=rtt,
+                min_rtt_ms=rtt,
+                rtt_gradient=0.0,
+                rtt_ratio=1.0,
+                cc=cc,
+            )  # fmt: skip
+        )
+        path.append(n)
+    return g, path  # type: ignore[return-value]
+
+
+def test_round27_candidate_is_the_shipped_policy_where_the_warm_up_does_not_act() -> None:
+    """Around the shipped bundle, the gated guard decides as ``ppo`` MI for MI on cubic
+    streams and on short paths (every gate other than our BBR above 62.5 ms), and on a long
+    BBR path it probes, reading each raised level after the start-up."""
+    for rtt, cc in ((150.0, "cubic"), (40.0, "bbr")):
+        g, path = _world_path(CANDIDATE27, rtt, cc)
+        assert g.probes == 0 and path == _world_path("ppo", rtt, cc)[1], (rtt, cc)
+    g, path = _world_path(CANDIDATE27, 150.0, "bbr")
+    alone = _world_path("ppo", 150.0, "bbr")[1]
+    assert g.probes >= 1 and sum(path) > sum(alone), (path, alone)

@@ -61,6 +61,20 @@ def test_min_ustar_and_exclude_leave_scenarios_out() -> None:
     assert v.ok and [r.name for r in v.rows] == ["a"] and v.excluded == ["gone", "tiny"]
 
 
+def test_exclude_matches_a_scenario_files_stem_and_refuses_a_name_it_cannot_find() -> None:
+    """A result keys its scenarios by path: ``--exclude gen-v5-t01`` must leave that one out
+    (it once matched nothing and still printed it as excluded)."""
+    s = {
+        "configs/suites/x/test/x-t01.toml": _scn([0.1, 0.1], [0.9, 0.9]),
+        "configs/suites/x/test/x-t02.toml": _scn([1.0, 1.0], [0.9, 0.9]),
+    }
+    v = verdict(s, "cand", "ppo", VerdictRule(exclude=frozenset({"x-t01"})))
+    assert v.ok and [r.name for r in v.rows] == ["configs/suites/x/test/x-t02.toml"]
+    assert v.excluded == ["configs/suites/x/test/x-t01.toml"]
+    with pytest.raises(ValueError, match="names no scenario of the result: x-t03"):
+        verdict(s, "cand", "ppo", VerdictRule(exclude=frozenset({"x-t01", "x-t03"})))
+
+
 def test_agree_judges_the_minimum_only_where_runs_agree() -> None:
     s = {
         "a": _scn([1.3, 1.32], [0.85, 0.86]),
