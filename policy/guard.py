@@ -45,6 +45,14 @@ did not cause, a slow-start burst on a long path). The guard wraps an inner cont
    (``shed=0.05``, ``docs/results/issue16-round17/``): it did not pay on the testbed (halving
    is too small a step at 6 BBR streams and too large at 2 capped ones), so it is off.
 
+6. **Gates (round 27, off by default)**: ``cc`` and ``rtt_above_ms`` let a probe or a shed
+   start only while our streams run that congestion control on a path above that minimum
+   RTT (``cc=bbr,rtt_above_ms=62.5``: where the shipped warm-up acts; elsewhere the guard
+   decides as its inner controller, MI for MI). ``settle_rtts`` waits for the start-up: no
+   trigger until the youngest streams have had that many round trips, and a raised level
+   (a probe or a climb) is read only in an MI that starts that many round trips after the
+   rise, besides ``settle`` MIs.
+
 Every constant can be set in the spec, for choosing them on validation scenarios:
 ``guard:hold=20,hold_growth=2:ppo`` (``KEY=VALUE`` pairs of :class:`GuardConfig` before
 the inner controller).

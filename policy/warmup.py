@@ -27,6 +27,13 @@ the cubic ones and removed the start-up ramp on both BBR ones. Round 26 judged `
 where it acts (validation +0.371 +- 0.113; a fresh test draw, gen-v5, +0.258 +- 0.185 with
 one loss, t01 -0.678, a lossy path where the early ramp pays) and the shipped bundle carries
 it (``meta["warmup"] = {rtts: 16, cc: bbr}``; ``docs/results/issue16-round26/``).
+
+``carry=1`` (round 27): a deferred add is owed, not dropped. The shipped policy asks to add
+in its first MIs on a long BBR path; the warm-up defers those asks, and a history made only of
+MIs at the held count often does not ask again (in a world of 20 Mbit/s per stream at 1 %
+loss, 150 ms: 2 streams for good, where the same bundle on cubic streams climbs to 29-34).
+With ``carry`` the count becomes the largest deferred one at the first MI after the start-up,
+unless the controller then asks for more (taken) or fewer (a retreat drops the debt).
 """
 
 from __future__ import annotations
