@@ -123,7 +123,7 @@ def test_duration_override_keeps_the_shape() -> None:
         exp.with_overrides(-1.0)
 
 
-def test_plan_runs_sweep_then_interleaved_repetitions() -> None:
+def test_plan_runs_sweep_then_interleaved_repetitions_in_rotated_order() -> None:
     exp = parse(repetitions=2, sweep={"streams": [4, 8]}, transfers={"count": 2, "stagger_s": 5})
     trials = plan(exp)
     assert [(t.kind, t.policy, t.repetition) for t in trials] == [
@@ -131,10 +131,13 @@ def test_plan_runs_sweep_then_interleaved_repetitions() -> None:
         ("sweep", "fixed:8", 1),
         ("run", "fixed:20", 1),
         ("run", "gd", 1),
-        ("run", "fixed:20", 2),
         ("run", "gd", 2),
+        ("run", "fixed:20", 2),
     ]
     assert trials[0].starts_s == (0.0,) and trials[2].starts_s == (0.0, 5.0)
+    three = plan(parse(repetitions=4, policies=["gd", "bo", "ppo"]))
+    firsts = [t.policy for t in three if t.kind == "run"][::3]
+    assert firsts == ["gd", "bo", "ppo", "gd"]  # no policy always runs first
     assert trials[2].slug == "fixed-20" and trials[2].group == "run-fixed-20-r1"
 
 
