@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from policy.base import ControllerConfig, make_controller, register
+from policy.base import Controller, ControllerConfig, make_controller, register
 from policy.guard import Guard
 from policy.signals import SignalVector
 
@@ -311,9 +311,9 @@ CANDIDATE27 = "guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:ppo"
 """Round 27's candidate: the guard where the shipped warm-up acts, reading after start-up."""
 
 
-def _world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Guard, list[int]]:
-    """The controller in a world of 20 Mbit/s per stream (a per-stream cap) up to 1 Gbit/s,
-    with 1 % loss that others cause."""
+def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controller, list[int]]:
+    """The controller ``spec`` in a world of 20 Mbit/s per stream (a per-stream cap) up to
+    1 Gbit/s, with 1 % loss that others cause (also ``test_warmup``'s)."""
     g = make_controller(spec, ControllerConfig(max_streams=64))
     n, path = g.initial(), []
     for t in range(mis):
@@ -334,7 +334,7 @@ def _world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Guard, l
             )  # fmt: skip
         )
         path.append(n)
-    return g, path  # type: ignore[return-value]
+    return g, path
 
 
 def test_round27_candidate_is_the_shipped_policy_where_the_warm_up_does_not_act() -> None:
@@ -342,8 +342,10 @@ def test_round27_candidate_is_the_shipped_policy_where_the_warm_up_does_not_act(
     streams and on short paths (every gate other than our BBR above 62.5 ms), and on a long
     BBR path it probes, reading each raised level after the start-up."""
     for rtt, cc in ((150.0, "cubic"), (40.0, "bbr")):
-        g, path = _world_path(CANDIDATE27, rtt, cc)
-        assert g.probes == 0 and path == _world_path("ppo", rtt, cc)[1], (rtt, cc)
-    g, path = _world_path(CANDIDATE27, 150.0, "bbr")
-    alone = _world_path("ppo", 150.0, "bbr")[1]
+        g, path = world_path(CANDIDATE27, rtt, cc)
+        assert isinstance(g, Guard)
+        assert g.probes == 0 and path == world_path("ppo", rtt, cc)[1], (rtt, cc)
+    g, path = world_path(CANDIDATE27, 150.0, "bbr")
+    assert isinstance(g, Guard)
+    alone = world_path("ppo", 150.0, "bbr")[1]
     assert g.probes >= 1 and sum(path) > sum(alone), (path, alone)

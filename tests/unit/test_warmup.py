@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from policy.base import ControllerConfig, make_controller, register
 from policy.signals import SignalVector
 from policy.warmup import Warmup, WarmupConfig
 from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
+from tests.unit.test_guard import world_path
 from tests.unit.test_judge import Climb
 
 _CAND = Path(__file__).parents[2] / "policy/weights/candidates"
@@ -165,7 +165,11 @@ def test_carry_grants_the_add_deferred_during_the_start_up() -> None:
 
 
 class AddThenRetreat(AddTwice):
-    """Asks for 5 more streams in its first MI, then for one fewer than it holds."""
+    """Starts at 3 streams, asks for 5 more in its first MI, then for one fewer than it holds."""
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        super().__init__(args, config)
+        self.target = 3
 
     def decide(self, signals: SignalVector) -> int:
         self.n += 1
@@ -178,14 +182,7 @@ register("test-addretreat", AddThenRetreat)
 
 
 def test_carry_drops_the_debt_on_a_retreat() -> None:
-    w = make_controller("warmup:carry=1:test-addretreat", ControllerConfig(max_streams=64))
-    assert isinstance(w, Warmup)
-    path = []
-    n = 3
-    w.inner.target = w.rule.current = 3  # type: ignore[attr-defined]
-    for i in range(6):
-        n = w.decide(_sig(i + 1.0, n, 200.0))
-        path.append(n)
+    w, path = _path("warmup:carry=1:test-addretreat", 200.0, 6)
     assert path == [3, 2, 1, 1, 1, 1] and w.rule.owed == 0
 
 
@@ -196,13 +193,7 @@ def test_carry_around_round13_on_a_long_bbr_path() -> None:
     the start-up's end and climbs on from what it then sees. On cubic streams, unchanged."""
 
     def run(spec: str, cc: str) -> list[int]:
-        c = make_controller(spec, ControllerConfig(max_streams=64))
-        n, path = c.initial(), []
-        for i in range(20):
-            s = _sig(i + 1.0, n, 150.0, cc=cc, mbit=min(20.0 * n, 1000.0))
-            n = c.decide(replace(s, loss_rate=0.01))
-            path.append(n)
-        return path
+        return world_path(spec, 150.0, cc, 20)[1]
 
     carry = f"warmup:cc=bbr,carry=1:{ROUND13}"
     assert run(carry, "cubic") == run(ROUND13, "cubic")
