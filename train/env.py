@@ -60,6 +60,15 @@ class EnvConfig:
     at 2 streams alone on an idle 1 Gbit/s link). 0: no draws, the episodes of before."""
     hold_mis: tuple[int, int] = (4, 16)
     """Range (uniform, inclusive) of the held MIs of such an episode."""
+    warmup_rtts: float = 0.0
+    """The shipped policy's warm-up (:class:`policy.warmup.StartGate`) in the training loop:
+    an add the agent asks for while the youngest streams have had fewer than this many
+    round trips (of the minimum RTT seen) since they joined is not applied, as the engine's
+    ``ppo`` does with a bundle's ``meta["warmup"]``. 0: off (every add applied, the episodes
+    of before). Round 28: the shipped members never saw a deferral, and after one a history
+    stationary at the held count often asks nothing again (docs/results/issue16-round27/)."""
+    warmup_cc: str = "bbr"
+    """Apply ``warmup_rtts`` only while our streams run this cc (``any``: always)."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -76,6 +85,11 @@ class EnvConfig:
             raise ValueError(
                 f"env p_hold must be in [0, 1] and hold_mis a range, got {self.p_hold}, "
                 f"{self.hold_mis}"
+            )
+        if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
+            raise ValueError(
+                f"env warmup_rtts must be >= 0 and warmup_cc one of {(*CC_NAMES, 'any')}, "
+                f"got {self.warmup_rtts}, {self.warmup_cc!r}"
             )
         if self.features.max_streams != self.sim.max_streams:
             raise ValueError(
@@ -119,6 +133,14 @@ class SimVecEnv:
         self.steps = np.zeros(n_envs)
         self.hold_left = np.zeros(n_envs)
         """MIs left in which the agent's action is ignored (``EnvConfig.p_hold``)."""
+        self.clock = np.zeros(n_envs)
+        """Transfer time (s) at the end of the last measured MI (warm-up rule)."""
+        self.joined_at = np.zeros(n_envs)
+        """Transfer time (s) at which the youngest streams joined (warm-up rule)."""
+        self.min_rtt_ms = np.zeros(n_envs)
+        self.cc = np.zeros(n_envs, dtype=np.int64)
+        self.deferred = np.zeros(n_envs)
+        """Adds deferred by the warm-up rule in the current episode."""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -167,10 +189,30 @@ class SimVecEnv:
             lo, hi = c.hold_mis
             held = self.rng.random(k) < c.p_hold
             self.hold_left[mask] = np.where(held, self.rng.integers(lo, hi, k, endpoint=True), 0)
+        self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams)
+        self._seen(m, mask)
         self._observe(m, mask)
         self.u_prev[mask] = utility_of(m)[mask]
+
+    def _seen(self, m: Measurement, mask: npt.NDArray[np.bool_] | None = None) -> None:
+        """Keep what the warm-up rule reads of the MI just measured."""
+        sel = slice(None) if mask is None else mask
+        self.clock[sel] += self.cfg.sim.mi_s
+        self.min_rtt_ms[sel], self.cc[sel] = m.min_rtt_ms[sel], m.cc[sel]
+
+    def starting(self) -> npt.NDArray[np.bool_]:
+        """Per environment: are the youngest streams within their warm-up (as
+        :meth:`policy.warmup.StartGate.starting`; all False when ``warmup_rtts`` is 0)?"""
+        c = self.cfg
+        if c.warmup_rtts <= 0:
+            return np.zeros(self.n_envs, dtype=bool)
+        ours = np.ones(self.n_envs, dtype=bool)
+        if c.warmup_cc != "any":
+            ours = self.cc == CC_NAMES.index(c.warmup_cc)
+        young = self.clock - self.joined_at < c.warmup_rtts * self.min_rtt_ms / 1000.0
+        return ours & (self.min_rtt_ms > 0) & young
 
     def _observe(self, m: Measurement, mask: npt.NDArray[np.bool_] | None = None) -> None:
         """Push measurement ``m`` into the features of the environments in ``mask``."""
@@ -205,9 +247,17 @@ class SimVecEnv:
         a = np.asarray(action, dtype=np.int64).reshape(self.n_envs)
         delta = np.where(self.hold_left > 0, 0.0, self.actions[a])
         self.hold_left = np.maximum(self.hold_left - 1, 0)
-        self.streams = np.clip(self.streams + delta, 1, self.cfg.sim.max_streams)
+        new = np.clip(self.streams + delta, 1, self.cfg.sim.max_streams)
+        if self.cfg.warmup_rtts > 0:
+            adds = new > self.streams
+            held = adds & self.starting()
+            self.deferred += held
+            new = np.where(held, self.streams, new)
+            self.joined_at = np.where(adds & ~held, self.clock, self.joined_at)
+        self.streams = new
         n_opt, u_opt = self.sim.optimum()
         m = self.sim.step(self.streams)
+        self._seen(m)
         self.last = m
         u = utility_of(m)
         reward = self._reward(u, u_opt)

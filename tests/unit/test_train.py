@@ -72,6 +72,44 @@ def test_a_held_start_ignores_the_agent_then_lets_go() -> None:
     assert (a.length == b.length).all() and not b.hold_left.any()
 
 
+def test_the_warm_up_defers_adds_in_training_as_the_shipped_gate_does() -> None:
+    """warmup_rtts: on a 150-ms BBR path (16 RTTs = 2.4 s) an add asked in the first MIs, or
+    within 2.4 s of the last add, is not applied; the same asks on cubic streams are. Every
+    count matches policy.warmup.StartGate fed the same measurements (the engine's rule)."""
+    from policy.warmup import StartGate, WarmupConfig
+
+    cfg = EnvConfig(p_initial_default=1.0, initial_streams=2, warmup_rtts=16.0)
+    counts = {}
+    for cc in (2, 1):  # bbr, cubic
+        env = SimVecEnv(1, cfg, seed=3)
+        env.reset(params=fixed_params(1, capacity=1e9, rtt=0.15, cap=20e6, cc=cc))
+        gate = StartGate(WarmupConfig(cc="bbr"), ControllerConfig(max_streams=64), 2)
+        m, seen = None, []
+        for _ in range(7):
+            if m is not None:
+                assert gate.step(int(env.streams[0]) + 5, m.signal(0, env.clock[0], 1.0)) == (
+                    int(env.streams[0]) + 5 if not env.starting()[0] else int(env.streams[0])
+                )
+            env.step(np.array([0]))  # +5, asked every MI
+            m = env.last
+            seen.append(int(env.streams[0]))
+        counts[CC_NAMES[cc]] = seen
+        assert env.deferred[0] == (5 if cc == 2 else 0)
+    assert counts == {"bbr": [2, 2, 7, 7, 7, 12, 12], "cubic": [7, 12, 17, 22, 27, 32, 37]}
+    # retreats pass at once; off by default, and then the episodes are the ones of before
+    env = SimVecEnv(1, cfg, seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.15, cap=20e6, cc=2))
+    env.step(np.array([4]))
+    assert env.streams[0] == 1
+    a, b = SimVecEnv(3, EnvConfig(), seed=9), SimVecEnv(3, EnvConfig(warmup_rtts=0.0), seed=9)
+    np.testing.assert_array_equal(a.reset(), b.reset())
+    np.testing.assert_array_equal(
+        a.step(np.zeros(3, np.int64))[0], b.step(np.zeros(3, np.int64))[0]
+    )
+    with pytest.raises(ValueError, match="warmup_cc"):
+        EnvConfig(warmup_cc="vegas")
+
+
 def test_configs_load_and_reject_unknown_keys(tmp_path: Path) -> None:
     for name in ("default", "paper", "transformer"):
         cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
