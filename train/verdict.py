@@ -1,7 +1,7 @@
 """The shipping rule's verdict: does a candidate beat the policy it ran beside?
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
-        [--agree GAP] [--noninferior MARGIN] [--exclude NAME ...]
+        [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios. Over the
@@ -24,6 +24,10 @@ with fewer than two runs of a policy cannot show disagreement and stays in.
 sits at the set's ceiling (gen-v2 validation: ``docs/results/issue16-round25/``): the paired
 difference minus two standard errors must be >= -MARGIN, so a candidate passes if it is shown
 to be no more than MARGIN worse, not only if it is better. Rule 2 is unchanged.
+``margin`` (round 28) raises rule 1's bar from 0 to M: the paired difference must be > M
+(validation) or >= M (test). Round 27's A/A (the shipped policy beside an identical copy
+listed first, 3 runs, ten long-path scenarios) read +0.044 +- 0.019, which passes "> 0": on
+such a set a difference below that reading is not evidence of anything.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -56,6 +60,8 @@ class VerdictRule:
     """Rule 2 over agreeing scenarios only (module docstring); None: over all."""
     noninferior: float | None = None
     """Rule 1 as non-inferiority (module docstring): paired difference - 2 SE >= -this."""
+    margin: float = 0.0
+    """Rule 1's bar: the paired difference must exceed this (module docstring)."""
     exclude: frozenset[str] = frozenset()
     """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
     ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
@@ -67,6 +73,8 @@ class VerdictRule:
             raise ValueError(f"agree must be > 0, got {self.agree}")
         if self.noninferior is not None and (self.noninferior < 0 or self.test):
             raise ValueError("noninferior must be >= 0 and is a validation rule (not with test)")
+        if self.margin < 0 or (self.margin and self.noninferior is not None):
+            raise ValueError("margin must be >= 0 and is not a non-inferiority rule's")
 
 
 @dataclass(frozen=True)
@@ -110,7 +118,8 @@ class Verdict:
             se = self.standard_error
             rule1 = se is not None and md - 2 * se >= -self.rule.noninferior
         else:
-            rule1 = md >= 0 if self.rule.test else md > 0
+            m = self.rule.margin
+            rule1 = md >= m if self.rule.test else md > m
         return rule1 and self.cand_min >= self.base_min - self.rule.min_tolerance
 
     @property
@@ -138,6 +147,8 @@ class Verdict:
             scope += (
                 f"; non-inferiority: difference - 2 SE {low:+.3f} >= -{self.rule.noninferior:g}?"
             )
+        if self.rule.margin:
+            scope += f"; margin: difference {'>=' if self.rule.test else '>'} {self.rule.margin:g}?"
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
@@ -219,12 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agree", type=float, default=None, help="judge minimums where runs agree")
     ap.add_argument("--noninferior", type=float, default=None, metavar="MARGIN",
                     help="rule 1: paired difference - 2 SE >= -MARGIN")  # fmt: skip
+    ap.add_argument("--margin", type=float, default=0.0, metavar="M",
+                    help="rule 1: paired difference > M (an A/A margin)")  # fmt: skip
     ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
     ap.add_argument("--exclude", nargs="*", default=[], help="scenario keys or file stems")
     a = ap.parse_args(argv)
     try:
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
-                           agree=a.agree, noninferior=a.noninferior,
+                           agree=a.agree, noninferior=a.noninferior, margin=a.margin,
                            exclude=frozenset(a.exclude))  # fmt: skip
         v = verdict(load(a.result), a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:

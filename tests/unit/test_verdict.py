@@ -93,6 +93,23 @@ def test_agree_judges_the_minimum_only_where_runs_agree() -> None:
     assert verdict(s, "cand", "ppo", VerdictRule(agree=0.45)).noisy == []
 
 
+def test_margin_raises_rule_1s_bar_above_an_a_a_reading() -> None:
+    # differences +0.04, +0.06, +0.02: mean +0.04, below round 27's A/A reading of +0.044
+    s = {
+        "a": _scn([1.0, 1.0], [0.96, 0.96]),
+        "b": _scn([0.96, 0.96], [0.9, 0.9]),
+        "c": _scn([0.82, 0.82], [0.8, 0.8]),
+    }
+    assert verdict(s, "cand", "ppo", VerdictRule()).ok
+    v = verdict(s, "cand", "ppo", VerdictRule(margin=0.05))
+    assert not v.ok and "margin: difference > 0.05?" in v.report()
+    assert verdict(s, "cand", "ppo", VerdictRule(margin=0.03)).ok
+    assert verdict(s, "cand", "ppo", VerdictRule(margin=0.03, test=True)).ok
+    for bad in ({"margin": -0.1}, {"margin": 0.05, "noninferior": 0.05}):
+        with pytest.raises(ValueError, match="margin"):
+            VerdictRule(**bad)
+
+
 def test_noninferior_passes_a_candidate_shown_no_more_than_the_margin_worse() -> None:
     # differences -0.02, -0.03, -0.01: mean -0.02, SE 0.00577, lower bound -0.0315
     s = {
