@@ -134,11 +134,13 @@ class SimVecEnv:
         self.hold_left = np.zeros(n_envs)
         """MIs left in which the agent's action is ignored (``EnvConfig.p_hold``)."""
         self.clock = np.zeros(n_envs)
-        """Transfer time (s) at the end of the last measured MI (warm-up rule)."""
+        """Transfer time (s) at the end of the last MI the agent saw (warm-up rule). Not
+        ``sim.t``: an episode's reset steps every simulated world one MI that the other
+        environments do not observe, so ``sim.t`` runs ahead of what the agent saw."""
         self.joined_at = np.zeros(n_envs)
         """Transfer time (s) at which the youngest streams joined (warm-up rule)."""
         self.min_rtt_ms = np.zeros(n_envs)
-        self.cc = np.zeros(n_envs, dtype=np.int64)
+        """The minimum RTT of the last MI the agent saw (warm-up rule)."""
         self.deferred = np.zeros(n_envs)
         """Adds deferred by the warm-up rule in the current episode."""
         self.u_prev = np.zeros(n_envs)
@@ -200,7 +202,7 @@ class SimVecEnv:
         """Keep what the warm-up rule reads of the MI just measured."""
         sel = slice(None) if mask is None else mask
         self.clock[sel] += self.cfg.sim.mi_s
-        self.min_rtt_ms[sel], self.cc[sel] = m.min_rtt_ms[sel], m.cc[sel]
+        self.min_rtt_ms[sel] = m.min_rtt_ms[sel]
 
     def starting(self) -> npt.NDArray[np.bool_]:
         """Per environment: are the youngest streams within their warm-up (as
@@ -210,7 +212,7 @@ class SimVecEnv:
             return np.zeros(self.n_envs, dtype=bool)
         ours = np.ones(self.n_envs, dtype=bool)
         if c.warmup_cc != "any":
-            ours = self.cc == CC_NAMES.index(c.warmup_cc)
+            ours = self.sim.params.cc == CC_NAMES.index(c.warmup_cc)
         young = self.clock - self.joined_at < c.warmup_rtts * self.min_rtt_ms / 1000.0
         return ours & (self.min_rtt_ms > 0) & young
 
