@@ -69,6 +69,12 @@ class EnvConfig:
     stationary at the held count often asks nothing again (docs/results/issue16-round27/)."""
     warmup_cc: str = "bbr"
     """Apply ``warmup_rtts`` only while our streams run this cc (``any``: always)."""
+    reset_steps_all: bool = True
+    """When an episode ends, its reset runs the new episode's first MI in every simulated
+    world, so the other environments advance one MI that their agent never observes (about
+    one step in five with 16 environments and 40-120-MI episodes; found in round 28's
+    review). False: only the reset worlds advance (``Simulator.step``'s mask). True, the
+    default, keeps the episodes every shipped policy was trained on bit for bit."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -135,8 +141,9 @@ class SimVecEnv:
         """MIs left in which the agent's action is ignored (``EnvConfig.p_hold``)."""
         self.clock = np.zeros(n_envs)
         """Transfer time (s) at the end of the last MI the agent saw (warm-up rule). Not
-        ``sim.t``: an episode's reset steps every simulated world one MI that the other
-        environments do not observe, so ``sim.t`` runs ahead of what the agent saw."""
+        ``sim.t``: with ``reset_steps_all`` an episode's reset steps every simulated world one
+        MI that the other environments do not observe, so ``sim.t`` runs ahead of what the
+        agent saw."""
         self.joined_at = np.zeros(n_envs)
         """Transfer time (s) at which the youngest streams joined (warm-up rule)."""
         self.min_rtt_ms = np.zeros(n_envs)
@@ -193,7 +200,7 @@ class SimVecEnv:
             self.hold_left[mask] = np.where(held, self.rng.integers(lo, hi, k, endpoint=True), 0)
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         # The first MI runs with the initial streams before the agent decides anything.
-        m = self.sim.step(self.streams)
+        m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
         self._seen(m, mask)
         self._observe(m, mask)
         self.u_prev[mask] = utility_of(m)[mask]

@@ -671,8 +671,35 @@ class Simulator:
             change, np.clip(p.capacity * p.cap_change_f, lo, hi), self.capacity
         )
 
-    def step(self, streams: npt.NDArray[np.integer] | F64) -> Measurement:
-        """Run one MI with ``streams`` streams in each environment; return what it measured."""
+    _STATE: tuple[str, ...] = (
+        "t", "n", "rate", "rtt_prev", "min_rtt", "bg_on", "comp_on", "burst", "boost", "qdip",
+        "deficit", "joined", "capacity",
+    )  # fmt: skip
+    """What one MI changes in an environment (with ``params.comp_streams``, which a peer
+    competitor moves)."""
+
+    def step(
+        self,
+        streams: npt.NDArray[np.integer] | F64,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> Measurement:
+        """Run one MI with ``streams`` streams in each environment; return what it measured.
+
+        ``mask``: only the environments it selects advance; the others keep their state as
+        it was (their entries of the returned measurement mean nothing). The random draws are
+        the same either way, so a mask changes no selected environment's episode."""
+        if mask is None or mask.all():
+            return self._step(streams)
+        keep = ~mask
+        saved = {name: getattr(self, name)[keep].copy() for name in self._STATE}
+        comp_streams = self.params.comp_streams[keep].copy()
+        m = self._step(streams)
+        for name, values in saved.items():
+            getattr(self, name)[keep] = values
+        self.params.comp_streams[keep] = comp_streams
+        return m
+
+    def _step(self, streams: npt.NDArray[np.integer] | F64) -> Measurement:
         mi = self.cfg.mi_s
         self._advance_world()
         n = np.clip(np.asarray(streams, dtype=np.float64), 1, self.cfg.max_streams)

@@ -525,3 +525,25 @@ def test_own_bbr_loss_r18_follows_the_testbed_and_legacy_is_unchanged() -> None:
     assert np.all(sample_params(cfg, np.random.default_rng(0), 8).bbr_own == 1.0)
     with pytest.raises(ValueError, match="bbr_own_loss must be one of legacy, r18"):
         SimConfig(bbr_own_loss="v2")
+
+
+def test_a_masked_step_advances_only_the_selected_worlds() -> None:
+    """Simulator.step(mask): the selected environments step exactly as without a mask (the
+    random draws are the same), the others keep every piece of their state, a peer's
+    stream count included."""
+    cfg = SimConfig(p_comp_bbr=0.3, slow_recovery=True, p_comp_peer=0.5)
+    a, b = Simulator(8, cfg, seed=4), Simulator(8, cfg, seed=4)
+    a.reset(np.ones(8, dtype=bool)), b.reset(np.ones(8, dtype=bool))
+    streams = np.array([1, 2, 4, 8, 16, 3, 5, 7], dtype=np.float64)
+    for _ in range(3):
+        a.step(streams), b.step(streams)
+    mask = np.array([True, False, True, False, False, True, False, True])
+    before = {k: getattr(b, k).copy() for k in Simulator._STATE}
+    peers = b.params.comp_streams.copy()
+    ma, mb = a.step(streams), b.step(streams, mask)
+    for k in Simulator._STATE:
+        np.testing.assert_array_equal(getattr(b, k)[mask], getattr(a, k)[mask], err_msg=k)
+        np.testing.assert_array_equal(getattr(b, k)[~mask], before[k][~mask], err_msg=k)
+    np.testing.assert_array_equal(b.params.comp_streams[~mask], peers[~mask])
+    np.testing.assert_array_equal(mb.throughput_bps[mask], ma.throughput_bps[mask])
+    assert (b.t[~mask] == 3.0).all() and (b.t[mask] == 4.0).all()

@@ -110,6 +110,25 @@ def test_the_warm_up_defers_adds_in_training_as_the_shipped_gate_does() -> None:
         EnvConfig(warmup_cc="vegas")
 
 
+def test_a_reset_steps_every_world_unless_told_to_step_only_its_own() -> None:
+    """reset_steps_all (default True, the episodes every shipped policy was trained on):
+    an episode's reset runs its first MI in every simulated world, so the others advance
+    MIs their agent never sees (sim.t runs ahead of the MIs observed). False: every world's
+    time is exactly the MIs its agent saw."""
+    seen = {}
+    for steps_all in (True, False):
+        env = SimVecEnv(4, EnvConfig(episode_len=(3, 7), reset_steps_all=steps_all), seed=2)
+        env.reset()
+        for _ in range(40):
+            env.step(np.full(4, 2, np.int64))
+        seen[steps_all] = env.sim.t - env.clock
+    assert (seen[True] > 0).any()
+    np.testing.assert_array_equal(seen[False], 0.0)
+    # the default is the episodes of before: no mask at all
+    a, b = SimVecEnv(3, EnvConfig(), seed=9), SimVecEnv(3, EnvConfig(reset_steps_all=True), seed=9)
+    np.testing.assert_array_equal(a.reset(), b.reset())
+
+
 def test_configs_load_and_reject_unknown_keys(tmp_path: Path) -> None:
     for name in ("default", "paper", "transformer"):
         cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
