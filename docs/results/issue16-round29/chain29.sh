@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Round 29 chain (README rules 0-3 for X), from the frozen worktree $WT whose candidates/ holds
+# X's members; stops at the first rule that fails. No test set (rule 4).
+set -uo pipefail
+WT=${WT:-/work/wt/eval29}; R=${R:-/work/runs/r29}; H=$WT/docs/results; K=$WT/policy/weights/candidates
+export PYTHONPATH=$WT
+cd $WT
+python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
+L="flock /tmp/xfer-netns.lock"
+X="warmup:cc=bbr:ensemble:$K/hold-wu29-s2.pt+$K/onoff-wu29-s4.pt"
+echo "X = $X"
+done_() { echo "DONE $(date -u +%T)"; exit 0; }
+echo "rule 0 start $(date -u +%T)"
+python3 -m train.gates "$X" > $R/gates29.txt 2>&1; rc=$?; cat $R/gates29.txt; echo "rule 0 gates rc $rc"
+[ $rc = 0 ] || done_
+REFS=$R/refs29v; mkdir -p $REFS
+cp $H/gen-v3-validation/*.json $H/gen-v4-validation/*.json $H/gen-v6-validation/*.json $REFS/
+S=()
+for s in gen-v3/validation/gen-v3-v06 gen-v4/validation/gen-v4-v01 gen-v4/validation/gen-v4-v02 \
+         gen-v4/validation/gen-v4-v03; do
+  S+=(--scenario configs/suites/$s.toml)
+done
+for f in configs/suites/gen-v6/validation/*.toml; do S+=(--scenario $f); done
+echo "rule 1 start $(date -u +%T)"
+$L python3 -m xfer.cli evaluate "${S[@]}" --policy "$X" --policy ppo --repeat 3 \
+   --reference $REFS --out $R/val29 --json $R/val29.json > $R/val29.log 2>&1
+echo "rule 1 evaluate rc $? $(date -u +%T)"
+python3 -m train.verdict $R/val29.json "$X" ppo --min-ustar 10 --margin 0.05 > $R/rule29-val.txt 2>&1
+rc=$?; cat $R/rule29-val.txt; echo "rule 1 verdict rc $rc"
+[ $rc = 0 ] || done_
+echo "rule 2 fig3 start $(date -u +%T)"
+$L python3 -m xfer.cli experiment fig3 --policies "$X" --repetitions 3 --no-sweep --out $R/fig3-X > $R/fig3-X.log 2>&1
+python3 $H/issue16-round14/fig3check.py $R/fig3-X "$X" > $R/fig3check-X.txt 2>&1
+rc=$?; cat $R/fig3check-X.txt; echo "rule 2 rc $rc $(date -u +%T)"
+[ $rc = 0 ] || done_
+echo "rule 3 start $(date -u +%T)"
+$L python3 -m xfer.cli evaluate --suite gen-v2 --set validation --policy "$X" --policy ppo \
+   --repeat 2 --reference $H/gen-v2-validation --out $R/val-gen-v2 --json $R/val-gen-v2.json > $R/val-gen-v2.log 2>&1
+echo "rule 3 evaluate rc $? $(date -u +%T)"
+python3 -m train.verdict $R/val-gen-v2.json "$X" ppo --min-ustar 10 --noninferior 0.05 > $R/rule29-v2.txt 2>&1
+rc=$?; cat $R/rule29-v2.txt; echo "rule 3 verdict rc $rc"
+[ $rc = 0 ] && echo "rules 0-3 PASS: X is kept for the next round's test runs (nothing ships this round)"
+done_
