@@ -27,6 +27,11 @@ $L python3 -m xfer.cli evaluate "${S[@]}" --policy "$X" --policy ppo --repeat 3 
 echo "rule 1 evaluate rc $? $(date -u +%T)"
 python3 -m train.verdict $R/val29.json "$X" ppo --min-ustar 10 --margin 0.05 > $R/rule29-val.txt 2>&1
 rc=$?; cat $R/rule29-val.txt; echo "rule 1 verdict rc $rc"
+for kind in "many:gen-v4-v01 gen-v4-v02 gen-v6-v02 gen-v6-v03 gen-v6-v04 gen-v6-v05 gen-v6-v06" \
+            "few:gen-v3-v06 gen-v4-v03 gen-v6-v01"; do  # diagnostic: each kind alone
+  echo "kind ${kind%%:*} (best N >= 8 = many)"
+  python3 -m train.verdict $R/val29.json "$X" ppo --min-ustar 10 --margin 0.05 --exclude ${kind#*:} 2>&1 | tail -4
+done > $R/rule29-val-kinds.txt; cat $R/rule29-val-kinds.txt
 [ $rc = 0 ] || done_
 echo "rule 2 fig3 start $(date -u +%T)"
 $L python3 -m xfer.cli experiment fig3 --policies "$X" --repetitions 3 --no-sweep --out $R/fig3-X > $R/fig3-X.log 2>&1
