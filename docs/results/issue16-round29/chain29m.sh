@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Round 29 chain (README rules 0-3 for M (README: Candidate M)), from the frozen worktree $WT whose candidates/ holds
-# X's members; stops at the first rule that fails. No test set (rule 4).
+# Round 29 chain for M (README: Candidate M; rule 0, the gates, passed at 11:44), from the
+# frozen worktree $WT whose candidates/ holds M's members; stops at the first rule that fails.
 set -uo pipefail
 WT=${WT:-/work/wt/eval29m}; R=${R:-/work/runs/r29}; H=$WT/docs/results; K=$WT/policy/weights/candidates
 export PYTHONPATH=$WT
