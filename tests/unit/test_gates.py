@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -69,3 +70,29 @@ def test_a_guard_holds_its_inner_target_and_passes_where_its_inner_policy_does()
     spec = "guard:loss_min=0.005,cooldown=32:ppo"
     assert gates.trajectory(spec, 9, hold=6) == gates.trajectory("ppo", 9, hold=6)
     assert all(r.ok for r in gates.run_gates(spec))
+
+
+def test_the_stays_world_holds_a_rivals_loss_whatever_our_count_and_adding_pays() -> None:
+    losses = []
+    for n in (2, 8, 24):
+        sim = gates.WORLDS["bbr-rival"]()
+        for _ in range(8):
+            m = sim.step(np.array([float(n)]))
+        losses.append(float(m.loss_rate[0]))
+        assert m.signal(0, 8.0, 1.0).cc == "bbr"
+    assert all(0.02 < x < 0.03 for x in losses), losses
+    assert gates.WORLDS["bbr-rival"]().optimum()[0][0] > max(gates.STAYS_HOLDS) + 5
+
+
+def test_the_stays_target_runs_only_when_asked_and_a_policy_that_adds_passes_it(
+    tmp_path: Path,
+) -> None:
+    add, hold = _always(tmp_path, +1), _always(tmp_path, 0)
+    assert [r.gate for r in gates.run_gates(add)] == list(gates.GATES)
+    by = {r.gate: r for r in gates.run_gates(add, targets=True)}
+    assert list(by) == [*gates.GATES, *gates.TARGETS]
+    assert by["stays"].ok and by["stays"].detail == "after 8 MIs held: 2:+1, 4:+1, 8:+1"
+    assert not gates.gate_stays(hold).ok
+    assert gates.trajectory(add, 10, hold=4, world="bbr-rival") == [4] * 8 + [5, 6]
+    assert gates.main(["--target", hold]) == 1
+    assert gates.main(["--target"]) == 2
