@@ -671,12 +671,16 @@ class Simulator:
             change, np.clip(p.capacity * p.cap_change_f, lo, hi), self.capacity
         )
 
-    _STATE: tuple[str, ...] = (
-        "t", "n", "rate", "rtt_prev", "min_rtt", "bg_on", "comp_on", "burst", "boost", "qdip",
-        "deficit", "joined", "capacity",
-    )  # fmt: skip
-    """What one MI changes in an environment (with ``params.comp_streams``, which a peer
-    competitor moves)."""
+    def state_names(self) -> list[str]:
+        """What one MI may change in an environment: every per-environment array this
+        simulator holds (derived from its attributes, so one added later is covered; the
+        network's parameters are restored apart, since a peer competitor moves
+        ``params.comp_streams``)."""
+        return [
+            k
+            for k, v in vars(self).items()
+            if isinstance(v, np.ndarray) and v.shape[:1] == (self.n_envs,)
+        ]
 
     def step(
         self,
@@ -691,12 +695,13 @@ class Simulator:
         if mask is None or mask.all():
             return self._step(streams)
         keep = ~mask
-        saved = {name: getattr(self, name)[keep].copy() for name in self._STATE}
-        comp_streams = self.params.comp_streams[keep].copy()
+        saved = {name: getattr(self, name)[keep].copy() for name in self.state_names()}
+        params = {f.name: getattr(self.params, f.name)[keep].copy() for f in fields(NetParams)}
         m = self._step(streams)
         for name, values in saved.items():
             getattr(self, name)[keep] = values
-        self.params.comp_streams[keep] = comp_streams
+        for name, values in params.items():
+            getattr(self.params, name)[keep] = values
         return m
 
     def _step(self, streams: npt.NDArray[np.integer] | F64) -> Measurement:

@@ -5,10 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from policy.utility import utility_values
-from train.sim import SimConfig, Simulator, fixed_params, sample_params, steady
+from train.sim import (
+    Measurement,
+    SimConfig,
+    Simulator,
+    fixed_params,
+    sample_params,
+    steady,
+)
 
 
 def _sim(n_envs: int = 1, seed: int = 0, **kw: float) -> Simulator:
@@ -538,12 +546,35 @@ def test_a_masked_step_advances_only_the_selected_worlds() -> None:
     for _ in range(3):
         a.step(streams), b.step(streams)
     mask = np.array([True, False, True, False, False, True, False, True])
-    before = {k: getattr(b, k).copy() for k in Simulator._STATE}
+    names = b.state_names()
+    assert {"t", "n", "rate", "min_rtt", "comp_on", "burst", "deficit", "capacity"} <= set(names)
+    before = {k: getattr(b, k).copy() for k in names}
     peers = b.params.comp_streams.copy()
     ma, mb = a.step(streams), b.step(streams, mask)
-    for k in Simulator._STATE:
+    for k in names:
         np.testing.assert_array_equal(getattr(b, k)[mask], getattr(a, k)[mask], err_msg=k)
         np.testing.assert_array_equal(getattr(b, k)[~mask], before[k][~mask], err_msg=k)
     np.testing.assert_array_equal(b.params.comp_streams[~mask], peers[~mask])
     np.testing.assert_array_equal(mb.throughput_bps[mask], ma.throughput_bps[mask])
     assert (b.t[~mask] == 3.0).all() and (b.t[mask] == 4.0).all()
+
+
+def test_a_masked_step_keeps_per_world_state_nobody_listed() -> None:
+    """The state a masked step restores is derived from the simulator's arrays: a
+    per-environment array added later (here by a subclass's step) is kept for the
+    unselected worlds without anyone listing it."""
+
+    class Counting(Simulator):
+        seen: npt.NDArray[np.float64]
+
+        def _step(self, streams: npt.NDArray[np.integer] | npt.NDArray[np.float64]) -> Measurement:
+            self.seen = self.seen + 1.0
+            return super()._step(streams)
+
+    sim = Counting(4, SimConfig(), seed=1)
+    sim.seen = np.zeros(4)
+    sim.reset(np.ones(4, dtype=bool))
+    sim.step(np.full(4, 2.0), np.array([True, False, True, False]))
+    np.testing.assert_array_equal(sim.seen, [1.0, 0.0, 1.0, 0.0])
+    sim.step(np.full(4, 2.0))
+    np.testing.assert_array_equal(sim.seen, [2.0, 1.0, 2.0, 1.0])
