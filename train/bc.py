@@ -50,7 +50,7 @@ def collect(
     d_buf = np.zeros((steps, e), bool)
     for t in range(steps):
         n_opt, _ = env.sim.optimum()
-        label = teacher_action(env.streams, n_opt)
+        label = env.teacher(n_opt)
         with torch.no_grad():
             logits, _ = net(torch.from_numpy(obs))
         student = torch.argmax(logits, -1).numpy()

@@ -75,6 +75,10 @@ class EnvConfig:
     one step in five with 16 environments and 40-120-MI episodes; found in round 28's
     review). False: only the reset worlds advance (``Simulator.step``'s mask). True, the
     default, keeps the episodes every shipped policy was trained on bit for bit."""
+    teacher_probe: int = 0
+    """The privileged teacher (DAgger warm start, kickstarting) labels +1 instead of 0 at the
+    best N once the count has run unchanged for this many MIs (:func:`teacher_action`). 0:
+    off, the teacher of before."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -92,6 +96,8 @@ class EnvConfig:
                 f"env p_hold must be in [0, 1] and hold_mis a range, got {self.p_hold}, "
                 f"{self.hold_mis}"
             )
+        if self.teacher_probe < 0:
+            raise ValueError(f"env teacher_probe must be >= 0, got {self.teacher_probe}")
         if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
             raise ValueError(
                 f"env warmup_rtts must be >= 0 and warmup_cc one of {(*CC_NAMES, 'any')}, "
@@ -104,12 +110,23 @@ class EnvConfig:
             )
 
 
-def teacher_action(streams: F64, n_opt: F64) -> npt.NDArray[np.int64]:
+def teacher_action(
+    streams: F64, n_opt: F64, still: F64 | None = None, probe_after: int = 0
+) -> npt.NDArray[np.int64]:
     """The privileged teacher's action index (+5, +1, 0, -1, -5): towards the best fixed N of
     the current world, by 5 while at least 5 away, by 1 when closer, 0 at it. Used by the
-    DAgger warm start (:mod:`train.bc`) and the kickstarting term (:mod:`train.kickstart`)."""
+    DAgger warm start (:mod:`train.bc`) and the kickstarting term (:mod:`train.kickstart`).
+
+    ``probe_after`` > 0 (``EnvConfig.teacher_probe``): at the best N, once the count has run
+    unchanged for ``still`` >= ``probe_after`` MIs, +1 instead of 0 (and the -1 back is the
+    label one above it). A stationary history reads the same at the best N as below it
+    beside loss others cause (round 30's ``stays`` gate): imitating 0 there teaches the
+    student to hold wherever its history is stationary."""
     d = n_opt - streams
-    return np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
+    out = np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
+    if probe_after > 0 and still is not None:
+        out = np.where((out == 2) & (still >= probe_after), 1, out)
+    return out
 
 
 PRIVILEGED_DIM = 4
@@ -150,6 +167,8 @@ class SimVecEnv:
         """The minimum RTT of the last MI the agent saw (warm-up rule)."""
         self.deferred = np.zeros(n_envs)
         """Adds deferred by the warm-up rule in the current episode."""
+        self.still = np.zeros(n_envs)
+        """MIs run at the current stream count so far (the teacher's probe)."""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -158,6 +177,10 @@ class SimVecEnv:
     def obs_dim(self) -> int:
         """Length of one observation."""
         return self.cfg.features.obs_dim
+
+    def teacher(self, n_opt: F64) -> npt.NDArray[np.int64]:
+        """The privileged teacher's action at the current state, given the world's best N."""
+        return teacher_action(self.streams, n_opt, self.still, self.cfg.teacher_probe)
 
     def privileged(self, n_opt: F64 | None = None) -> npt.NDArray[np.float32]:
         """What only the simulator knows, for an asymmetric critic (never for the policy):
@@ -199,6 +222,7 @@ class SimVecEnv:
             held = self.rng.random(k) < c.p_hold
             self.hold_left[mask] = np.where(held, self.rng.integers(lo, hi, k, endpoint=True), 0)
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
+        self.still[mask] = 1.0  # the first MI below runs at the initial count
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
         self._seen(m, mask)
@@ -263,6 +287,7 @@ class SimVecEnv:
             self.deferred += held
             new = np.where(held, self.streams, new)
             self.joined_at = np.where(adds & ~held, self.clock, self.joined_at)
+        self.still = np.where(new == self.streams, self.still + 1.0, 1.0)
         self.streams = new
         n_opt, u_opt = self.sim.optimum()
         m = self.sim.step(self.streams)

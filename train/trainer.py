@@ -85,12 +85,15 @@ class SB3SimVecEnv(VecEnv):
             obs, reward, _, truncated, info = self.env.step(self._actions)
         else:
             streams = self.env.streams.copy()  # the count the acted-on observation was taken at
+            still = self.env.still.copy()
             scope = np.ones(self.num_envs, np.float32)
             if self.teacher_scope == "bbr":  # the world before the step, which may reset it
                 scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
             obs, reward, _, truncated, info = self.env.step(self._actions)
             # n_opt: the world's best N before this MI ran
-            self.labels, self.scope = teacher_action(streams, info["n_opt"]), scope
+            probe = self.env.cfg.teacher_probe
+            self.labels = teacher_action(streams, info["n_opt"], still, probe)
+            self.scope = scope
         self._ep_ret += reward
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]

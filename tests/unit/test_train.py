@@ -230,6 +230,29 @@ def test_teacher_moves_towards_the_best_fixed_n_and_warm_start_runs(tmp_path: Pa
     assert da - a.initial() in ACTIONS and da == db
 
 
+def test_the_probing_teacher_adds_one_at_the_best_n_once_the_count_has_stood_still() -> None:
+    from train.env import teacher_action
+
+    n, best = np.array([19.0, 19.0, 19.0, 20.0, 2.0]), np.full(5, 19.0)
+    still = np.array([7.0, 8.0, 30.0, 30.0, 30.0])
+    assert teacher_action(n, best, still).tolist() == [2, 2, 2, 3, 0]  # off by default
+    assert teacher_action(n, best, still, probe_after=8).tolist() == [2, 1, 1, 3, 0]
+    with pytest.raises(ValueError, match="teacher_probe"):
+        EnvConfig(teacher_probe=-1)
+    # the env counts the MIs run at the current count: 1 after the reset's MI, +1 per MI
+    # held, back to 1 after a change; its teacher reads that count
+    env = SimVecEnv(2, EnvConfig(p_initial_default=1.0, teacher_probe=3), seed=1)
+    env.reset(params=fixed_params(2, cap=50e6))
+    assert env.still.tolist() == [1.0, 1.0]
+    hold, add = ACTIONS.index(0), ACTIONS.index(+1)
+    for _ in range(2):
+        env.step(np.array([hold, hold]))
+    env.step(np.array([hold, add]))
+    assert env.still.tolist() == [4.0, 1.0] and env.streams.tolist() == [2.0, 3.0]
+    at_best = env.streams.copy()  # pretend both counts are their world's best
+    assert env.teacher(at_best).tolist() == [1, 2]
+
+
 def _signal():  # type: ignore[no-untyped-def]
     from policy.signals import SignalVector
 
