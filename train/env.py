@@ -79,6 +79,9 @@ class EnvConfig:
     """The privileged teacher (DAgger warm start, kickstarting) labels +1 instead of 0 at the
     best N once the count has run unchanged for this many MIs (:func:`teacher_action`). 0:
     off, the teacher of before."""
+    teacher_probe_above: bool = False
+    """With ``teacher_probe``: the probe replaces a retreat too (a stationary count above the
+    best N), not only the 0 at it."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -111,7 +114,11 @@ class EnvConfig:
 
 
 def teacher_action(
-    streams: F64, n_opt: F64, still: F64 | None = None, probe_after: int = 0
+    streams: F64,
+    n_opt: F64,
+    still: F64 | None = None,
+    probe_after: int = 0,
+    probe_above: bool = False,
 ) -> npt.NDArray[np.int64]:
     """The privileged teacher's action index (+5, +1, 0, -1, -5): towards the best fixed N of
     the current world, by 5 while at least 5 away, by 1 when closer, 0 at it. Used by the
@@ -121,11 +128,15 @@ def teacher_action(
     unchanged for ``still`` >= ``probe_after`` MIs, +1 instead of 0 (and the -1 back is the
     label one above it). A stationary history reads the same at the best N as below it
     beside loss others cause (round 30's ``stays`` gate): imitating 0 there teaches the
-    student to hold wherever its history is stationary."""
+    student to hold wherever its history is stationary. ``probe_above``
+    (``EnvConfig.teacher_probe_above``): above the best N too, so the retreat follows a probe
+    that did not pay (a history held above the best N at 2.5 % loss of our own reads the same
+    as one held below it beside a rival's)."""
     d = n_opt - streams
     out = np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
     if probe_after > 0 and still is not None:
-        out = np.where((out == 2) & (still >= probe_after), 1, out)
+        at = (out >= 2) if probe_above else (out == 2)
+        out = np.where(at & (still >= probe_after), 1, out)
     return out
 
 
@@ -180,7 +191,10 @@ class SimVecEnv:
 
     def teacher(self, n_opt: F64) -> npt.NDArray[np.int64]:
         """The privileged teacher's action at the current state, given the world's best N."""
-        return teacher_action(self.streams, n_opt, self.still, self.cfg.teacher_probe)
+        c = self.cfg
+        return teacher_action(
+            self.streams, n_opt, self.still, c.teacher_probe, c.teacher_probe_above
+        )
 
     def privileged(self, n_opt: F64 | None = None) -> npt.NDArray[np.float32]:
         """What only the simulator knows, for an asymmetric critic (never for the policy):

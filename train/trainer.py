@@ -91,8 +91,9 @@ class SB3SimVecEnv(VecEnv):
                 scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
             obs, reward, _, truncated, info = self.env.step(self._actions)
             # n_opt: the world's best N before this MI ran
-            probe = self.env.cfg.teacher_probe
-            self.labels = teacher_action(streams, info["n_opt"], still, probe)
+            c = self.env.cfg
+            probe, above = c.teacher_probe, c.teacher_probe_above
+            self.labels = teacher_action(streams, info["n_opt"], still, probe, above)
             self.scope = scope
         self._ep_ret += reward
         self._ep_len += 1

@@ -237,6 +237,7 @@ def test_the_probing_teacher_adds_one_at_the_best_n_once_the_count_has_stood_sti
     still = np.array([7.0, 8.0, 30.0, 30.0, 30.0])
     assert teacher_action(n, best, still).tolist() == [2, 2, 2, 3, 0]  # off by default
     assert teacher_action(n, best, still, probe_after=8).tolist() == [2, 1, 1, 3, 0]
+    assert teacher_action(n, best, still, 8, probe_above=True).tolist() == [2, 1, 1, 1, 0]
     with pytest.raises(ValueError, match="teacher_probe"):
         EnvConfig(teacher_probe=-1)
     # the env counts the MIs run at the current count: 1 after the reset's MI, +1 per MI
