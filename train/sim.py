@@ -194,6 +194,16 @@ class SimConfig:
     """Bursts beside a BBR competitor cost throughput for several MIs (``slow_recovery``).
     False: not while the competitor is on (on the testbed one stream carries 14-19 Mbit/s
     in the MI after the 15 % start burst, its steady rate)."""
+    comp_bbr_share_loss: tuple[float, float] = (0.0, 0.0)
+    """Loss our paced BBR streams add beside a BBR competitor that is on, per unit of our share
+    of the link (uniform): ``comp_bbr_loss`` plus this times our throughput over the
+    capacity. Measured (round 30, ``calib-bbrcomp30`` and round 29's gen-v6-v01; five worlds,
+    27 points up to a share of 0.55): 0.053 per unit of share (rms 0.20 points of loss), e.g.
+    gen-v6-v01 1.7 % at one stream to 4.3 % at 16 (a share of 0.53). Above a share of about
+    0.6 the loss rises faster (7.6-12.4 % at 0.62-0.88), which this term does not model.
+    Beside unpaced streams the loss stays at the rival's (round 29: 10-13 % from 1 to 16
+    streams), so the term applies to paced BBR streams only. (0, 0), the default, draws
+    nothing."""
     comp_bbr_flip_p: tuple[float, float] | None = None
     """Per-MI on/off switch probability of BBR competitors (uniform), when they should be
     longer-lived than ``comp_flip_p`` (the testbed's BBR rival runs throughout). None (the
@@ -303,6 +313,9 @@ class NetParams:
     """Throughput factor of the first MI while a BBR competitor is on (else 1)."""
     comp_bbr_recovery: F64
     """0 where bursts beside a BBR competitor that is on cost no throughput afterwards, else 1."""
+    comp_bbr_share: F64
+    """Loss our paced BBR streams add beside a BBR competitor, per unit of our share of the
+    link (``SimConfig.comp_bbr_share_loss``; else 0)."""
     comp_join_burst: F64
     """Loss burst when the competitor switches on (``SimConfig.slow_recovery``; else 0)."""
     comp_flip_p: F64
@@ -410,6 +423,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         comp_bbr_burst_bdp=np.zeros(n),
         comp_bbr_start_thr=np.ones(n),
         comp_bbr_recovery=np.ones(n),
+        comp_bbr_share=np.zeros(n),
         comp_join_burst=np.zeros(n),
         comp_flip_p=np.full(n, 0.025),
         slow_recovery=np.zeros(n),
@@ -478,6 +492,9 @@ def _sample_robust(
             p.comp_bbr_burst_step = np.where(bbr, step, 0.0)
         if cfg.comp_bbr_burst_bdp[1] > 0:
             p.comp_bbr_burst_bdp = np.where(bbr, _logu(rng, *cfg.comp_bbr_burst_bdp, n), 0.0)
+        if cfg.comp_bbr_share_loss[1] > 0:  # round 30, after everything above
+            share = rng.uniform(*cfg.comp_bbr_share_loss, n)
+            p.comp_bbr_share = np.where(bbr, share, 0.0)
 
 
 def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
@@ -493,7 +510,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         ss_burst_elastic=0.0, start_burst=0.0, ss_overshoot=1.0, overshoot_decay=0.5,
         queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0,
         comp_bbr_start_burst=0.0, comp_bbr_burst_step=0.0, comp_bbr_burst_bdp=0.0,
-        comp_bbr_start_thr=1.0, comp_bbr_recovery=1.0,
+        comp_bbr_start_thr=1.0, comp_bbr_recovery=1.0, comp_bbr_share=0.0,
         comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0, queue_extra=0.0,
         cong_sat=np.inf, comp_peer=0.0, bbr_own=0.0,
     )  # fmt: skip
@@ -574,6 +591,9 @@ def steady(
         np.where(r <= r_m, n * r, np.maximum(c_sat - m * r_m, 0.0)),
     )
     ours = np.where(saturated, np.minimum(ours_sat, n * r), n * r)
+    # Our paced BBR streams beside a BBR competitor add loss with their share of the link.
+    paced_bbr = (cc == 2) & np.isfinite(col(p.cap)) & (ext > 0)
+    ext = ext + np.where(paced_bbr, col(p.comp_bbr_share) * ours / np.maximum(c_avail, 1.0), 0.0)
     # Congestion loss and queueing.
     # The window the flows share: the BDP, plus the queue a floor adds beyond the fitted range.
     window = c_sat * rtt * (1.0 + col(p.queue_extra))

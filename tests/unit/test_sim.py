@@ -256,6 +256,31 @@ def test_a_bbr_competitor_holds_loss_we_cannot_lower_and_more_streams_pay() -> N
     assert s.optimum()[0][0] <= 4
 
 
+def test_paced_bbr_streams_beside_a_bbr_rival_add_loss_with_their_share_when_enabled() -> None:
+    # Round 30 (calib-bbrcomp30): gen-v6-v01's world, our BBR streams paced at 47 Mbit/s.
+    kw: dict[str, float] = dict(capacity=1.243e9, rtt=0.1066, buffer=0.13, cc=2, cap=47e6,
+                                comp_streams=6, comp_loss=0.017, comp_flip_p=0.0)  # fmt: skip
+    ns = np.array([[1.0, 8.0, 16.0]])
+    got = {}
+    for share in (0.0, 0.06):
+        s = _on(_sim(**kw, comp_bbr_share=share))
+        thr, loss, _, _ = steady(s.params, s.capacity, s.bg_on, s.comp_on, ns)
+        got[share] = (thr[0], loss[0])
+    assert np.allclose(got[0.0][1], 0.017)  # off: the rival's loss whatever our count
+    np.testing.assert_array_equal(got[0.06][0], got[0.0][0])  # the same throughput
+    share16 = got[0.06][0][2] / (1.243e9 * 0.95)
+    assert got[0.06][1][2] == pytest.approx(0.017 + 0.06 * share16, rel=0.05)
+    assert got[0.06][1][0] < got[0.06][1][1] < got[0.06][1][2]
+    # unpaced streams (no cap) keep the rival's loss: the term is only measured for paced ones
+    s = _on(_sim(**{**kw, "cap": np.inf}, comp_bbr_share=0.06))
+    assert np.allclose(steady(s.params, s.capacity, s.bg_on, s.comp_on, ns)[1], 0.017)
+    # drawn only where the config asks, and only for BBR competitors
+    cfg = SimConfig(p_competing=1.0, p_comp_bbr=0.5, comp_bbr_share_loss=(0.03, 0.08))
+    p = sample_params(cfg, np.random.default_rng(3), 200)
+    assert ((p.comp_bbr_share > 0) == (p.comp_loss > 0)).all() and (p.comp_loss > 0).any()
+    assert (sample_params(SimConfig(), np.random.default_rng(3), 50).comp_bbr_share == 0).all()
+
+
 def test_slow_recovery_after_a_burst_costs_throughput_for_several_mis() -> None:
     # Issue #16, situation 2: 100 Mbit/s, 180 ms, a cubic competitor switching on into a
     # full link: its slow-start burst cuts our windows, which take seconds to grow back.
