@@ -3,6 +3,7 @@ with the share term (our BBR streams paced at 47 Mbit/s on 1.243 Gbit/s, 107 ms,
 a 6-stream BBR rival holding 1.7 % plus 0.055 x our share of the link). Prints the path and
 the mean count of the last 10 MIs. python3 clone30.py SPEC [SPEC ...] (share: CLONE_SHARE)."""
 import os
+import re
 import sys
 import numpy as np
 from policy.base import make_controller
@@ -23,4 +24,4 @@ for spec in sys.argv[1:]:
         n = c.decide(m.signal(0, float(t + 1), 1.0))
     tail = float(np.mean(path[-10:]))
     print(f"{'ok  ' if tail >= 8 else 'FAIL'} last10={tail:5.1f} loss@end={loss[-1]*100:.1f}% "
-          f"path={' '.join(map(str, path))}  {spec.split('/')[-1] if '/' in spec else spec}")
+          f"path={' '.join(map(str, path))}  {re.sub(r'/work/runs/r30/|policy/weights/candidates/|/policy[.]pt|[.]pt', '', spec)}")
