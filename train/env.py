@@ -189,11 +189,18 @@ class SimVecEnv:
         """Length of one observation."""
         return self.cfg.features.obs_dim
 
-    def teacher(self, n_opt: F64) -> npt.NDArray[np.int64]:
-        """The privileged teacher's action at the current state, given the world's best N."""
+    def teacher(
+        self, n_opt: F64, streams: F64 | None = None, still: F64 | None = None
+    ) -> npt.NDArray[np.int64]:
+        """The privileged teacher's action (this env's probe settings), given the world's best
+        N: at the current state, or at ``streams`` / ``still`` kept from before a step."""
         c = self.cfg
         return teacher_action(
-            self.streams, n_opt, self.still, c.teacher_probe, c.teacher_probe_above
+            self.streams if streams is None else streams,
+            n_opt,
+            self.still if still is None else still,
+            c.teacher_probe,
+            c.teacher_probe_above,
         )
 
     def privileged(self, n_opt: F64 | None = None) -> npt.NDArray[np.float32]:

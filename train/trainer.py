@@ -33,7 +33,7 @@ from policy.ppo import (
     transformer_arch,
 )
 from train.config import TrainConfig
-from train.env import PRIVILEGED_DIM, SimVecEnv, teacher_action
+from train.env import PRIVILEGED_DIM, SimVecEnv
 from train.kickstart import KickBuffer, KickstartPPO
 
 
@@ -91,10 +91,7 @@ class SB3SimVecEnv(VecEnv):
                 scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
             obs, reward, _, truncated, info = self.env.step(self._actions)
             # n_opt: the world's best N before this MI ran
-            c = self.env.cfg
-            probe, above = c.teacher_probe, c.teacher_probe_above
-            self.labels = teacher_action(streams, info["n_opt"], still, probe, above)
-            self.scope = scope
+            self.labels, self.scope = self.env.teacher(info["n_opt"], streams, still), scope
         self._ep_ret += reward
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
