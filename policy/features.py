@@ -37,11 +37,37 @@ own streams ran BBR in the newest MI (the engine's ``SignalVector.cc``; the simu
 per-network congestion control), else 0 (also when unknown). Our BBR streams lose 6-25 % in a
 shallow queue with nobody else there (issue #16 round 18), where a loss-based window loses
 next to nothing: without the bit the policy cannot tell its own loss from another transfer's.
+
+With ``FeatureConfig.memory`` five more context inputs follow (:data:`MEMORY_NAMES`): what
+became of the last change of the stream count, kept for as long as the count stands, however
+long that is (the history forgets it after 8 MIs):
+
+==================  =======================================================================
+``still_log``       log2(1 + MIs measured at the current count, this one included; at most
+                    64) / 6: 1 MI -> 0.17, 8 -> 0.53, 64 -> 1
+``last_logchange``  log(n / n before the last change) clipped to [-2, 2], divided by 2; 0
+                    before the first change (the transfer's start is not a change)
+``last_elasticity`` log(T now / T in the MI before the last change) / log(n / n before),
+                    clipped to [-2, 2], divided by 2: the change's elasticity as it settles
+                    (added streams that reach their rate MIs after they join read low in the
+                    join MI and higher later; the history's ``elasticity`` is the join MI's)
+``last_dloss``      ``loss`` now minus ``loss`` in the MI before the last change, clipped to
+                    [-1, 1]: did the change bring loss with it
+``last_dutility``   (U now - U in the MI before the last change) / the decaying maximum
+                    throughput, clipped to [-1, 1]: did the change pay
+==================  =======================================================================
+
+Why (issue #16 round 30, ``docs/results/issue16-round30/``): a stationary history reads the
+same at the best N (loss of our own) as below it beside loss that others cause, so every
+policy answers it with its training distribution's prior, 0 or -1. What tells the two apart
+is a change and its outcome (an add whose throughput grew in proportion while the loss
+stayed), and how long ago the count last moved; neither outlives the 8-MI history without
+this memory.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -70,6 +96,17 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 N_FEATURES = len(FEATURE_NAMES)
 
+MEMORY_NAMES: tuple[str, ...] = (
+    "still_log",
+    "last_logchange",
+    "last_elasticity",
+    "last_dloss",
+    "last_dutility",
+)
+"""Context inputs of ``FeatureConfig.memory`` (module docstring), after ``own_bbr``."""
+STILL_CAP = 64
+"""``still_log``'s MIs are counted up to this."""
+
 
 @dataclass(frozen=True, slots=True)
 class FeatureConfig:
@@ -97,11 +134,15 @@ class FeatureConfig:
     own_cc: bool = False
     """Append the ``own_bbr`` context input after the history (module docstring). Off in
     every checkpoint written before it (their key is absent: the observation is unchanged)."""
+    memory: bool = False
+    """Append the five inputs of :data:`MEMORY_NAMES` (the outcome of the last change of the
+    stream count, and how long the count has stood) after ``own_bbr``. Off in every checkpoint
+    written before it."""
 
     @property
     def n_context(self) -> int:
-        """Inputs after the history (0 or 1)."""
-        return int(self.own_cc)
+        """Inputs after the history (``own_bbr``, then the memory)."""
+        return int(self.own_cc) + len(MEMORY_NAMES) * int(self.memory)
 
     @property
     def obs_dim(self) -> int:
@@ -130,7 +171,7 @@ class FeatureConfig:
 
 @dataclass
 class FeatureState:
-    """Per-environment running state of the features (arrays of shape ``(E,)``)."""
+    """Per-environment running state of the features (arrays with one row per environment)."""
 
     thr_max: npt.NDArray[np.float64]
     """Decaying maximum throughput, bit/s."""
@@ -142,15 +183,28 @@ class FeatureState:
     """History of feature rows, shape ``(E, history, N_FEATURES)``, oldest first."""
     ctx: FloatArray
     """Context inputs of the newest MI, shape ``(E, n_context)``."""
+    loss_prev: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """``loss`` input of the previous MI (memory)."""
+    util_prev: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """Utility of the previous MI, bit/s (memory)."""
+    still: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """MIs measured at the current count, the newest included (memory)."""
+    last_dlogn: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """log(n / n before) of the last change; 0 before the first (memory)."""
+    base_thr: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """Throughput of the MI before the last change (memory)."""
+    base_loss: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """``loss`` input of the MI before the last change (memory)."""
+    base_util: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """Utility of the MI before the last change, bit/s (memory)."""
 
     @classmethod
     def zeros(cls, n_envs: int, cfg: FeatureConfig) -> FeatureState:
         """Fresh state for ``n_envs`` transfers that have not measured anything yet."""
-        z = np.zeros(n_envs, dtype=np.float64)
-        hist = np.zeros((n_envs, cfg.history, N_FEATURES), np.float32)
-        return cls(
-            z.copy(), z.copy(), z.copy(), hist, np.zeros((n_envs, cfg.n_context), np.float32)
-        )
+        arrays: dict[str, Any] = {f.name: np.zeros(n_envs, np.float64) for f in fields(cls)}
+        arrays["hist"] = np.zeros((n_envs, cfg.history, N_FEATURES), np.float32)
+        arrays["ctx"] = np.zeros((n_envs, cfg.n_context), np.float32)
+        return cls(**arrays)
 
     def observation(self) -> FloatArray:
         """The flattened observations ``(E, obs_dim)``: history, then context."""
@@ -159,11 +213,17 @@ class FeatureState:
 
     def reset(self, mask: npt.NDArray[np.bool_]) -> None:
         """Forget the environments selected by ``mask`` (a new transfer starts there)."""
-        self.thr_max[mask] = 0.0
-        self.thr_prev[mask] = 0.0
-        self.streams_prev[mask] = 0.0
-        self.hist[mask] = 0.0
-        self.ctx[mask] = 0.0
+        for f in fields(self):
+            getattr(self, f.name)[mask] = 0.0
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> FeatureState:
+        """A copy of the rows selected by ``mask`` (every field)."""
+        return FeatureState(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
+
+    def put(self, mask: npt.NDArray[np.bool_], sub: FeatureState) -> None:
+        """Write ``sub`` (from :meth:`take` with the same ``mask``) back into those rows."""
+        for f in fields(self):
+            getattr(self, f.name)[mask] = getattr(sub, f.name)
 
 
 def _nan_to(x: npt.NDArray[np.float64], v: float) -> npt.NDArray[np.float64]:
@@ -230,6 +290,8 @@ def step_features(
     moved = np.abs(dlog_n) > 1e-3
     elast = np.log(ratio) / np.where(moved, dlog_n, 1.0)
     row[:, 13] = np.where(moved & had_prev, np.clip(elast, -2.0, 2.0) / 2.0, 0.0)
+    if cfg.memory:
+        st.ctx[:, int(cfg.own_cc) :] = _step_memory(st, thr, tmax, row[:, 3], util, dlog_n, moved)
     st.thr_prev = thr
     st.streams_prev = n
     st.hist[:, :-1] = st.hist[:, 1:]
@@ -238,6 +300,37 @@ def step_features(
         bit = np.zeros_like(thr) if own_bbr is None else np.nan_to_num(own_bbr, nan=0.0)
         st.ctx[:, 0] = bit > 0.5
     return st.observation()
+
+
+def _step_memory(
+    st: FeatureState,
+    thr: npt.NDArray[np.float64],
+    tmax: npt.NDArray[np.float64],
+    loss_f: npt.NDArray[np.float64],
+    util: npt.NDArray[np.float64],
+    dlog_n: npt.NDArray[np.float64],
+    moved: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.float64]:
+    """Update the memory of the last count change with this MI (``moved``: the count changed
+    since the previous MI, by ``dlog_n``); return the :data:`MEMORY_NAMES` inputs ``(E, 5)``.
+    Called before ``st``'s previous-MI fields move on."""
+    st.still = np.where(moved, 1.0, np.minimum(st.still + 1.0, STILL_CAP))
+    st.last_dlogn = np.where(moved, dlog_n, st.last_dlogn)
+    st.base_thr = np.where(moved, st.thr_prev, st.base_thr)
+    st.base_loss = np.where(moved, st.loss_prev, st.base_loss)
+    st.base_util = np.where(moved, st.util_prev, st.base_util)
+    st.loss_prev, st.util_prev = loss_f.copy(), util.copy()
+    changed = np.abs(st.last_dlogn) > 1e-3
+    known = changed & (st.base_thr > 0)
+    thr_ratio = np.maximum(thr, 1.0) / np.maximum(st.base_thr, 1.0)
+    elast = np.log(thr_ratio) / np.where(changed, st.last_dlogn, 1.0)
+    out = np.zeros((thr.shape[0], len(MEMORY_NAMES)), dtype=np.float64)
+    out[:, 0] = np.log2(1.0 + st.still) / np.log2(1.0 + STILL_CAP)
+    out[:, 1] = np.clip(st.last_dlogn, -2.0, 2.0) / 2.0
+    out[:, 2] = np.where(known, np.clip(elast, -2.0, 2.0) / 2.0, 0.0)
+    out[:, 3] = np.where(known, np.clip(loss_f - st.base_loss, -1.0, 1.0), 0.0)
+    out[:, 4] = np.where(known, np.clip((util - st.base_util) / tmax, -1.0, 1.0), 0.0)
+    return out
 
 
 def _f(x: float | None) -> float:

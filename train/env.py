@@ -273,15 +273,10 @@ class SimVecEnv:
         if mask is None or mask.all():
             self.obs = self._features(self.fstate, m)
             return
-        sub = FeatureState(
-            self.fstate.thr_max[mask], self.fstate.thr_prev[mask],
-            self.fstate.streams_prev[mask], self.fstate.hist[mask], self.fstate.ctx[mask],
-        )  # fmt: skip
+        sub = self.fstate.take(mask)
         pick = Measurement(**{k: v[mask] for k, v in vars(m).items()})
         self.obs[mask] = self._features(sub, pick)
-        self.fstate.thr_max[mask], self.fstate.thr_prev[mask] = sub.thr_max, sub.thr_prev
-        self.fstate.streams_prev[mask], self.fstate.hist[mask] = sub.streams_prev, sub.hist
-        self.fstate.ctx[mask] = sub.ctx
+        self.fstate.put(mask, sub)
 
     def _features(self, st: FeatureState, m: Measurement) -> npt.NDArray[np.float32]:
         return step_features(

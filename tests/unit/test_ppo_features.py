@@ -9,6 +9,7 @@ import pytest
 
 from policy.features import (
     FEATURE_NAMES,
+    MEMORY_NAMES,
     N_FEATURES,
     FeatureConfig,
     FeatureState,
@@ -141,8 +142,8 @@ def test_rtt_ratio_floor_keeps_microsecond_jitter_from_reading_as_queueing() -> 
     assert unknown[_idx("rtt_known")] == 0
 
 
-def _cc_sv(cc: str | None) -> SignalVector:
-    return replace(_sv(1e8), cc=cc)
+def _cc_sv(cc: str | None, thr: float = 1e8, n: int = 4, loss: float = 0.0) -> SignalVector:
+    return replace(_sv(thr, n=n, loss=loss), cc=cc)
 
 
 def test_own_cc_appends_one_bbr_bit_after_the_history() -> None:
@@ -181,3 +182,64 @@ def test_own_cc_batched_path_equals_tracker() -> None:
     np.testing.assert_allclose(out[0], FeatureTracker(cfg).push(_cc_sv("bbr")), atol=1e-6)
     st.reset(np.array([True, False, False]))
     assert st.observation()[0, -1] == 0.0 and st.observation()[1].any()
+
+
+def _memory(obs: np.ndarray) -> dict[str, float]:
+    return dict(zip(MEMORY_NAMES, (float(x) for x in obs[-len(MEMORY_NAMES) :]), strict=True))
+
+
+def test_memory_keeps_the_last_changes_outcome_after_the_history_forgets_it() -> None:
+    """An add from 2 to 4 streams that doubles the throughput (loss unchanged) reads as
+    elasticity 1 (0.5 scaled) for as long as the count stands, 20 MIs after the 8-MI history
+    has dropped it; the count's age grows; a retreat replaces the memory."""
+    cfg = FeatureConfig(memory=True)
+    assert cfg.obs_dim == 8 * N_FEATURES + 5
+    tr = FeatureTracker(cfg)
+    for _ in range(3):
+        m = _memory(tr.push(_sv(1e8, n=2, loss=0.01)))
+    assert m["last_logchange"] == 0.0 and m["last_elasticity"] == 0.0  # the start: no change
+    assert m["still_log"] == pytest.approx(np.log2(4) / np.log2(65))
+    m = _memory(tr.push(_sv(1.4e8, n=4, loss=0.01)))  # join MI: half the rate so far
+    assert m["still_log"] == pytest.approx(np.log2(2) / np.log2(65))
+    assert m["last_logchange"] == pytest.approx(np.log(2) / 2)
+    assert m["last_elasticity"] == pytest.approx(np.log(1.4) / np.log(2) / 2)
+    for _ in range(20):
+        obs = tr.push(_sv(2e8, n=4, loss=0.01))
+    m = _memory(obs)
+    assert not obs[: 8 * N_FEATURES].reshape(8, N_FEATURES)[:, _idx("streams_change")].any()
+    assert m["last_elasticity"] == pytest.approx(0.5)
+    assert m["last_dloss"] == pytest.approx(0.0)
+    assert m["last_dutility"] > 0.3  # the utility about doubled, against a 2e8 maximum
+    assert m["still_log"] == pytest.approx(np.log2(22) / np.log2(65))
+    m = _memory(tr.push(_sv(2e8, n=3, loss=0.03)))  # a retreat that costs nothing but loss
+    assert m["last_logchange"] == pytest.approx(np.log(3 / 4) / 2)
+    assert m["last_elasticity"] == pytest.approx(0.0, abs=1e-6)
+    assert m["last_dloss"] == pytest.approx(np.log10(3) / 6)
+    assert m["last_dutility"] < 0
+
+
+def test_memory_off_keeps_the_old_observation_and_the_batched_path_equals_the_tracker() -> None:
+    old = {k: v for k, v in FeatureConfig(own_cc=True).to_dict().items() if k != "memory"}
+    cfg = FeatureConfig.from_dict(old)
+    assert not cfg.memory and cfg.obs_dim == cfg.history * N_FEATURES + 1
+    mem = FeatureConfig(own_cc=True, memory=True)
+    seq = [(1e8, 2, 0.0), (1e8, 2, 0.01), (1.5e8, 7, 0.02), (2.5e8, 7, 0.02), (2.4e8, 6, 0.01)]
+    plain, with_mem = FeatureTracker(cfg), FeatureTracker(mem)
+    st = FeatureState.zeros(3, mem)
+    a = np.array
+    for thr, n, loss in seq:
+        o_plain = plain.push(_cc_sv("bbr", thr=thr, n=n, loss=loss))
+        o_mem = with_mem.push(_cc_sv("bbr", thr=thr, n=n, loss=loss))
+        np.testing.assert_array_equal(o_plain, o_mem[: cfg.obs_dim])
+        out = step_features(
+            st, mem, a([thr] * 3), a([float(n)] * 3), a([loss] * 3), a([0.0] * 3),
+            a([1.0] * 3), a([40.0] * 3), own_bbr=a([1.0] * 3),
+        )  # fmt: skip
+        np.testing.assert_allclose(out[1], o_mem, atol=1e-6)
+    assert _memory(o_mem)["last_logchange"] == pytest.approx(np.log(6 / 7) / 2)
+    sub = st.take(np.array([False, True, False]))
+    st.reset(np.array([True, True, False]))
+    assert not st.observation()[1].any() and st.observation()[2].any()
+    st.put(np.array([False, True, False]), sub)
+    np.testing.assert_allclose(st.observation()[1], o_mem, atol=1e-6)
+    assert st.still[1] == 1.0 and st.base_thr[1] == 2.5e8
