@@ -18,5 +18,5 @@ python3 $H/issue16-round30/clone30.py "${MEM[@]}" "${CAND[@]}" 2>&1 | sed "s|$K/
 M="warmup:cc=bbr:ensemble:$C/hold-wu28m-s2.pt+$C/onoff-wu28m-s4.pt"
 P=(--policy ppo --policy "$M"); for e in "${CAND[@]}"; do P+=(--policy "$e"); done
 python3 -m xfer.cli evaluate --sim --sim-config configs/train/peer.toml --world-class all --networks 40 --json $R/screen31.json "${P[@]}" > $R/screen31.log 2>&1
-python3 $H/issue16-round30/screentab.py $R/screen31.json 2>&1 | sed "s|$K/||g" > $R/screen31.txt
+python3 $H/issue16-round31/screentab31.py $R/screen31.json > $R/screen31.txt 2>&1
 echo "screen31 done $(date -u +%T)"
