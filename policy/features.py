@@ -77,6 +77,8 @@ from policy.signals import SignalVector
 from policy.utility import UtilityConfig
 
 FloatArray = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "valid",
@@ -303,13 +305,7 @@ def step_features(
 
 
 def _step_memory(
-    st: FeatureState,
-    thr: npt.NDArray[np.float64],
-    tmax: npt.NDArray[np.float64],
-    loss_f: npt.NDArray[np.float64],
-    util: npt.NDArray[np.float64],
-    dlog_n: npt.NDArray[np.float64],
-    moved: npt.NDArray[np.bool_],
+    st: FeatureState, thr: F64, tmax: F64, loss_f: F64, util: F64, dlog_n: F64, moved: BoolArray
 ) -> npt.NDArray[np.float64]:
     """Update the memory of the last count change with this MI (``moved``: the count changed
     since the previous MI, by ``dlog_n``); return the :data:`MEMORY_NAMES` inputs ``(E, 5)``.
