@@ -67,7 +67,7 @@ this memory.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -185,19 +185,19 @@ class FeatureState:
     """History of feature rows, shape ``(E, history, N_FEATURES)``, oldest first."""
     ctx: FloatArray
     """Context inputs of the newest MI, shape ``(E, n_context)``."""
-    loss_prev: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    loss_prev: npt.NDArray[np.float64]
     """``loss`` input of the previous MI (memory)."""
-    util_prev: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    util_prev: npt.NDArray[np.float64]
     """Utility of the previous MI, bit/s (memory)."""
-    still: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    still: npt.NDArray[np.float64]
     """MIs measured at the current count, the newest included (memory)."""
-    last_dlogn: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    last_dlogn: npt.NDArray[np.float64]
     """log(n / n before) of the last change; 0 before the first (memory)."""
-    base_thr: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    base_thr: npt.NDArray[np.float64]
     """Throughput of the MI before the last change (memory)."""
-    base_loss: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    base_loss: npt.NDArray[np.float64]
     """``loss`` input of the MI before the last change (memory)."""
-    base_util: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    base_util: npt.NDArray[np.float64]
     """Utility of the MI before the last change, bit/s (memory)."""
 
     @classmethod
