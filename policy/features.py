@@ -63,6 +63,15 @@ policy answers it with its training distribution's prior, 0 or -1. What tells th
 is a change and its outcome (an add whose throughput grew in proportion while the loss
 stayed), and how long ago the count last moved; neither outlives the 8-MI history without
 this memory.
+
+With ``FeatureConfig.backoff`` (on top of the memory) one more input follows,
+``probe_fails``: log2(1 + the probes in a row that did not pay, at most 3) / 2 (0, 0.5, 0.79,
+1). A probe that did not pay is an add undone within :data:`PROBE_WINDOW` MIs of it; a change
+in the same direction as the one before (a climb or a retreat that goes on), or a retreat
+from a count that stood longer than the window, sets it back to 0 (:func:`step_fails`). Why
+(round 32, ``docs/results/issue16-round32/``): round 31's students probed every 8-10 MIs,
+at the same rate after probes that failed; a teacher that waits 8, 16, 32 MIs after each
+failed probe can only be imitated by a policy that can read how many failed.
 """
 
 from __future__ import annotations
@@ -108,6 +117,13 @@ MEMORY_NAMES: tuple[str, ...] = (
 """Context inputs of ``FeatureConfig.memory`` (module docstring), after ``own_bbr``."""
 STILL_CAP = 64
 """``still_log``'s MIs are counted up to this."""
+BACKOFF_NAMES: tuple[str, ...] = ("probe_fails",)
+"""Context input of ``FeatureConfig.backoff`` (module docstring), after the memory."""
+FAILS_CAP = 3
+"""``probe_fails`` counts up to this."""
+PROBE_WINDOW = 3
+"""An add undone after at most this many MIs at the added count is a probe that did not
+pay."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +156,22 @@ class FeatureConfig:
     """Append the five inputs of :data:`MEMORY_NAMES` (the outcome of the last change of the
     stream count, and how long the count has stood) after ``own_bbr``. Off in every checkpoint
     written before it."""
+    backoff: bool = False
+    """Append ``probe_fails`` (:data:`BACKOFF_NAMES`: the probes in a row that did not pay)
+    after the memory; needs ``memory``. Off in every checkpoint written before it."""
+
+    def __post_init__(self) -> None:
+        if self.backoff and not self.memory:
+            raise ValueError("features: backoff needs memory")
 
     @property
     def n_context(self) -> int:
-        """Inputs after the history (``own_bbr``, then the memory)."""
-        return int(self.own_cc) + len(MEMORY_NAMES) * int(self.memory)
+        """Inputs after the history (``own_bbr``, then the memory, then the back-off)."""
+        return (
+            int(self.own_cc)
+            + len(MEMORY_NAMES) * int(self.memory)
+            + len(BACKOFF_NAMES) * int(self.backoff)
+        )
 
     @property
     def obs_dim(self) -> int:
@@ -199,6 +226,10 @@ class FeatureState:
     """``loss`` input of the MI before the last change (memory)."""
     base_util: npt.NDArray[np.float64]
     """Utility of the MI before the last change, bit/s (memory)."""
+    fails: npt.NDArray[np.float64]
+    """Probes in a row that did not pay, at most :data:`FAILS_CAP` (back-off)."""
+    last_dir: npt.NDArray[np.float64]
+    """Sign of the last count change; 0 before the first (back-off)."""
 
     @classmethod
     def zeros(cls, n_envs: int, cfg: FeatureConfig) -> FeatureState:
@@ -292,8 +323,13 @@ def step_features(
     moved = np.abs(dlog_n) > 1e-3
     elast = np.log(ratio) / np.where(moved, dlog_n, 1.0)
     row[:, 13] = np.where(moved & had_prev, np.clip(elast, -2.0, 2.0) / 2.0, 0.0)
+    if cfg.backoff:  # before the memory moves ``still`` on: here it is the old count's
+        d = np.where(moved, np.sign(dlog_n), 0.0)
+        st.fails, st.last_dir = step_fails(st.fails, st.last_dir, st.still, d)
+        st.ctx[:, -1] = np.log2(1.0 + st.fails) / np.log2(1.0 + FAILS_CAP)
     if cfg.memory:
-        st.ctx[:, int(cfg.own_cc) :] = _step_memory(st, thr, tmax, row[:, 3], util, dlog_n, moved)
+        mem = slice(int(cfg.own_cc), int(cfg.own_cc) + len(MEMORY_NAMES))
+        st.ctx[:, mem] = _step_memory(st, thr, tmax, row[:, 3], util, dlog_n, moved)
     st.thr_prev = thr
     st.streams_prev = n
     st.hist[:, :-1] = st.hist[:, 1:]
@@ -302,6 +338,26 @@ def step_features(
         bit = np.zeros_like(thr) if own_bbr is None else np.nan_to_num(own_bbr, nan=0.0)
         st.ctx[:, 0] = bit > 0.5
     return st.observation()
+
+
+def step_fails(
+    fails: npt.NDArray[np.float64],
+    last_dir: npt.NDArray[np.float64],
+    since: npt.NDArray[np.float64],
+    d: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The back-off count after one step. ``d``: the sign of this step's count change (0:
+    none); ``since``: the MIs run at the count before it. A retreat within
+    :data:`PROBE_WINDOW` MIs of an add is one more probe that did not pay; a change in the
+    last one's direction, or a retreat from an add that stood longer, clears the count; an
+    add after a retreat (the next probe) leaves it. Returns ``(fails, last_dir)``. Shared by
+    the features and the simulator's teacher (:func:`train.env.teacher_action`)."""
+    moved = d != 0
+    up_before = last_dir > 0
+    failed = (d < 0) & up_before & (since <= PROBE_WINDOW)
+    clear = moved & ((d == last_dir) | ((d < 0) & up_before & ~failed))
+    fails = np.where(failed, np.minimum(fails + 1.0, FAILS_CAP), np.where(clear, 0.0, fails))
+    return fails, np.where(moved, d, last_dir)
 
 
 def _step_memory(

@@ -34,6 +34,14 @@ MIs at the held count often does not ask again (in a world of 20 Mbit/s per stre
 loss, 150 ms: 2 streams for good, where the same bundle on cubic streams climbs to 29-34).
 With ``carry`` the count becomes the largest deferred one at the first MI after the start-up,
 unless the controller then asks for more (taken) or fewer (a retreat drops the debt).
+
+``probe=K`` (round 32): an add asked for once the count has stood unchanged for K MIs (the MI
+just measured included) is applied as one stream, whatever the cc. Round 31's students
+probed from a count that had stood 8-10 MIs, often by +5 (1 -> 6 where 1-3 streams are
+best, 4 -> 9 at 6 % loss) where their teacher probed +1; a probe of one stream costs a
+fifth as much when it fails, and an add that pays is followed by the next at once (the count
+has then stood one MI). Ramps are untouched: after an add the count has stood one MI, and
+the start-up deferral above keeps a count still for at most 16 RTTs (4 MIs at 200 ms).
 """
 
 from __future__ import annotations
@@ -61,12 +69,17 @@ class WarmupConfig(RuleConfig):
     asks for more (taken) or for fewer (a retreat: the debt is dropped). 0: dropped (round
     26's rule). A policy that asked to add while it could not yet see the new streams' effect
     often no longer asks once its history holds only MIs at the held count."""
+    probe: int = 0
+    """An add asked for once the count has stood unchanged for this many MIs is applied as
+    one stream (any cc). 0: off."""
 
     def __post_init__(self) -> None:
         if self.rtts < 0:
             raise ValueError(f"warmup: rtts must be >= 0, got {self.rtts}")
         if self.carry not in (0, 1):
             raise ValueError(f"warmup: carry must be 0 or 1, got {self.carry}")
+        if self.probe < 0:
+            raise ValueError(f"warmup: probe must be >= 0, got {self.probe}")
 
 
 class StartGate:
@@ -86,6 +99,10 @@ class StartGate:
         """Adds deferred (for tests and logs)."""
         self.owed = 0
         """With ``carry``: the largest count deferred since the last grant or retreat."""
+        self.still = 0
+        """MIs measured at the current count (``probe``)."""
+        self.capped = 0
+        """Adds cut to one stream by ``probe`` (for tests and logs)."""
 
     def starting(self, signals: SignalVector) -> bool:
         """Are the youngest streams within their first ``rtts`` round trips?"""
@@ -99,6 +116,10 @@ class StartGate:
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
         proposed = self.config.clip(proposed)
+        self.still += 1
+        if self.wc.probe and self.still >= self.wc.probe and proposed > self.current + 1:
+            proposed = self.config.clip(self.current + 1)
+            self.capped += 1
         starting = self.starting(signals)
         if proposed > self.current and starting:
             self.deferred += 1
@@ -111,6 +132,8 @@ class StartGate:
             proposed, self.owed = max(proposed, self.owed), 0
             if proposed > self.current:
                 self.joined_at = signals.t
+        if proposed != self.current:
+            self.still = 0
         self.current = proposed
         return proposed
 

@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from policy.features import FeatureConfig, FeatureState, step_features
+from policy.features import FeatureConfig, FeatureState, step_fails, step_features
 from policy.ppo import ACTIONS
 from train.live import LiveConfig, LiveEnv
 from train.sim import CC_NAMES, Measurement, NetParams, SimConfig, Simulator, utility_of
@@ -82,6 +82,14 @@ class EnvConfig:
     teacher_probe_above: bool = False
     """With ``teacher_probe``: the probe replaces a retreat too (a stationary count above the
     best N), not only the 0 at it."""
+    teacher_backoff: int = 0
+    """With ``teacher_probe``: after k probes in a row that did not pay
+    (:func:`policy.features.step_fails`) the teacher waits ``teacher_probe`` x 2^min(k, this)
+    still MIs before the next (2: 8, 16, 32 MIs). 0: the same wait after every probe."""
+    probe_cap: int = 0
+    """An add asked for once the count has stood unchanged for this many MIs (the MI just
+    measured included) is applied as one stream, as ``ppo`` does with a bundle's
+    ``meta["warmup"]["probe"]`` (:class:`policy.warmup.StartGate`). 0: off, adds as asked."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -99,8 +107,11 @@ class EnvConfig:
                 f"env p_hold must be in [0, 1] and hold_mis a range, got {self.p_hold}, "
                 f"{self.hold_mis}"
             )
-        if self.teacher_probe < 0:
-            raise ValueError(f"env teacher_probe must be >= 0, got {self.teacher_probe}")
+        if min(self.teacher_probe, self.teacher_backoff, self.probe_cap) < 0:
+            raise ValueError(
+                f"env teacher_probe, teacher_backoff and probe_cap must be >= 0, got "
+                f"{self.teacher_probe}, {self.teacher_backoff}, {self.probe_cap}"
+            )
         if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
             raise ValueError(
                 f"env warmup_rtts must be >= 0 and warmup_cc one of {(*CC_NAMES, 'any')}, "
@@ -119,6 +130,8 @@ def teacher_action(
     still: F64 | None = None,
     probe_after: int = 0,
     probe_above: bool = False,
+    fails: F64 | None = None,
+    backoff: int = 0,
 ) -> npt.NDArray[np.int64]:
     """The privileged teacher's action index (+5, +1, 0, -1, -5): towards the best fixed N of
     the current world, by 5 while at least 5 away, by 1 when closer, 0 at it. Used by the
@@ -131,12 +144,17 @@ def teacher_action(
     student to hold wherever its history is stationary. ``probe_above``
     (``EnvConfig.teacher_probe_above``): above the best N too, so the retreat follows a probe
     that did not pay (a history held above the best N at 2.5 % loss of our own reads the same
-    as one held below it beside a rival's)."""
+    as one held below it beside a rival's). ``backoff`` (``EnvConfig.teacher_backoff``): after
+    ``fails`` probes in a row that did not pay the wait is ``probe_after`` x 2^min(fails,
+    backoff)."""
     d = n_opt - streams
     out = np.select([d >= 5, d >= 1, d <= -5, d <= -1], [0, 1, 4, 3], default=2).astype(np.int64)
     if probe_after > 0 and still is not None:
         at = (out >= 2) if probe_above else (out == 2)
-        out = np.where(at & (still >= probe_after), 1, out)
+        wait: F64 | float = float(probe_after)
+        if backoff > 0 and fails is not None:
+            wait = probe_after * 2.0 ** np.minimum(fails, backoff)
+        out = np.where(at & (still >= wait), 1, out)
     return out
 
 
@@ -179,7 +197,11 @@ class SimVecEnv:
         self.deferred = np.zeros(n_envs)
         """Adds deferred by the warm-up rule in the current episode."""
         self.still = np.zeros(n_envs)
-        """MIs run at the current stream count so far (the teacher's probe)."""
+        """MIs run at the current stream count so far (the teacher's probe, the probe cap)."""
+        self.fails = np.zeros(n_envs)
+        """Probes in a row that did not pay (the teacher's back-off)."""
+        self.last_dir = np.zeros(n_envs)
+        """Sign of the last count change (the teacher's back-off)."""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -190,10 +212,15 @@ class SimVecEnv:
         return self.cfg.features.obs_dim
 
     def teacher(
-        self, n_opt: F64, streams: F64 | None = None, still: F64 | None = None
+        self,
+        n_opt: F64,
+        streams: F64 | None = None,
+        still: F64 | None = None,
+        fails: F64 | None = None,
     ) -> npt.NDArray[np.int64]:
         """The privileged teacher's action (this env's probe settings), given the world's best
-        N: at the current state, or at ``streams`` / ``still`` kept from before a step."""
+        N: at the current state, or at ``streams`` / ``still`` / ``fails`` kept from before a
+        step."""
         c = self.cfg
         return teacher_action(
             self.streams if streams is None else streams,
@@ -201,6 +228,8 @@ class SimVecEnv:
             self.still if still is None else still,
             c.teacher_probe,
             c.teacher_probe_above,
+            self.fails if fails is None else fails,
+            c.teacher_backoff,
         )
 
     def privileged(self, n_opt: F64 | None = None) -> npt.NDArray[np.float32]:
@@ -244,8 +273,10 @@ class SimVecEnv:
             self.hold_left[mask] = np.where(held, self.rng.integers(lo, hi, k, endpoint=True), 0)
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         self.still[mask] = 1.0  # the first MI below runs at the initial count
+        self.fails[mask], self.last_dir[mask] = 0.0, 0.0
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
+        self.last = m
         self._seen(m, mask)
         self._observe(m, mask)
         self.u_prev[mask] = utility_of(m)[mask]
@@ -297,12 +328,18 @@ class SimVecEnv:
         delta = np.where(self.hold_left > 0, 0.0, self.actions[a])
         self.hold_left = np.maximum(self.hold_left - 1, 0)
         new = np.clip(self.streams + delta, 1, self.cfg.sim.max_streams)
+        if self.cfg.probe_cap > 0:
+            capped = (self.still >= self.cfg.probe_cap) & (new > self.streams + 1)
+            new = np.where(capped, self.streams + 1, new)
         if self.cfg.warmup_rtts > 0:
             adds = new > self.streams
             held = adds & self.starting()
             self.deferred += held
             new = np.where(held, self.streams, new)
             self.joined_at = np.where(adds & ~held, self.clock, self.joined_at)
+        if self.cfg.teacher_backoff > 0:
+            d = np.sign(new - self.streams)
+            self.fails, self.last_dir = step_fails(self.fails, self.last_dir, self.still, d)
         self.still = np.where(new == self.streams, self.still + 1.0, 1.0)
         self.streams = new
         n_opt, u_opt = self.sim.optimum()

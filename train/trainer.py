@@ -85,13 +85,13 @@ class SB3SimVecEnv(VecEnv):
             obs, reward, _, truncated, info = self.env.step(self._actions)
         else:
             streams = self.env.streams.copy()  # the count the acted-on observation was taken at
-            still = self.env.still.copy()
+            still, fails = self.env.still.copy(), self.env.fails.copy()
             scope = np.ones(self.num_envs, np.float32)
             if self.teacher_scope == "bbr":  # the world before the step, which may reset it
                 scope = (self.env.sim.params.comp_loss > 0).astype(np.float32)
             obs, reward, _, truncated, info = self.env.step(self._actions)
             # n_opt: the world's best N before this MI ran
-            self.labels, self.scope = self.env.teacher(info["n_opt"], streams, still), scope
+            self.labels, self.scope = self.env.teacher(info["n_opt"], streams, still, fails), scope
         self._ep_ret += reward
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]

@@ -14,6 +14,7 @@ from policy.features import (
     FeatureConfig,
     FeatureState,
     FeatureTracker,
+    step_fails,
     step_features,
 )
 from policy.signals import SignalVector
@@ -243,3 +244,49 @@ def test_memory_off_keeps_the_old_observation_and_the_batched_path_equals_the_tr
     st.put(np.array([False, True, False]), sub)
     np.testing.assert_allclose(st.observation()[1], o_mem, atol=1e-6)
     assert st.still[1] == 1.0 and st.base_thr[1] == 2.5e8
+
+
+def test_step_fails_counts_probes_undone_at_once_and_clears_on_a_climb_or_a_late_retreat() -> None:
+    """The back-off count (shared by the features and the simulator's teacher): +1 then -1
+    within 3 MIs is a failed probe (up to 3 in a row); an add after a retreat leaves the
+    count; a climb (+ after +), a retreat that goes on (- after -), or a retreat from an add
+    that stood longer than 3 MIs clears it."""
+    fails, last = np.zeros(1), np.zeros(1)
+
+    def go(d: float, since: float) -> float:
+        nonlocal fails, last
+        fails, last = step_fails(fails, last, np.array([since]), np.array([d]))
+        return float(fails[0])
+
+    assert [go(+1, 8), go(-1, 1), go(0, 5), go(+1, 16), go(-1, 2)] == [0, 1, 1, 1, 2]
+    assert [go(+1, 32), go(-1, 3), go(+1, 32), go(-1, 1)] == [2, 3, 3, 3]  # at most 3
+    assert [go(+1, 32), go(+1, 1)] == [3, 0]  # a probe that paid: the climb goes on
+    assert [go(-1, 1), go(+1, 8), go(-1, 4)] == [1, 1, 0]  # the last - after +: stood 4 MIs
+    assert [go(+1, 8), go(-1, 1), go(-1, 1)] == [0, 1, 0]  # a retreat that goes on
+
+
+def test_backoff_appends_the_failed_probes_after_the_memory() -> None:
+    """``probe_fails`` reads 0, then 0.5 after a probe undone the next MI; the memory's five
+    inputs are where they were; backoff needs the memory; the batched path equals the
+    tracker; off, the observation is the memory's."""
+    with pytest.raises(ValueError, match="backoff needs memory"):
+        FeatureConfig(backoff=True)
+    mem = FeatureConfig(own_cc=True, memory=True)
+    cfg = FeatureConfig(own_cc=True, memory=True, backoff=True)
+    assert cfg.obs_dim == mem.obs_dim + 1 == 8 * N_FEATURES + 7
+    seq = [(1e8, 2), (1e8, 2), (1.2e8, 3), (1e8, 2), (1e8, 2), (1.2e8, 3), (1e8, 2)]
+    with_mem, with_bo = FeatureTracker(mem), FeatureTracker(cfg)
+    st = FeatureState.zeros(2, cfg)
+    a = np.array
+    seen = []
+    for thr, n in seq:
+        o_mem = with_mem.push(_cc_sv("bbr", thr=thr, n=n, loss=0.01))
+        o_bo = with_bo.push(_cc_sv("bbr", thr=thr, n=n, loss=0.01))
+        np.testing.assert_array_equal(o_mem, o_bo[:-1])
+        out = step_features(
+            st, cfg, a([thr] * 2), a([float(n)] * 2), a([0.01] * 2), a([0.0] * 2),
+            a([1.0] * 2), a([40.0] * 2), own_bbr=a([1.0] * 2),
+        )  # fmt: skip
+        np.testing.assert_allclose(out[0], o_bo, atol=1e-6)
+        seen.append(round(float(o_bo[-1]), 3))
+    assert seen == [0, 0, 0, 0.5, 0.5, 0.5, round(np.log2(3) / 2, 3)]

@@ -254,6 +254,56 @@ def test_the_probing_teacher_adds_one_at_the_best_n_once_the_count_has_stood_sti
     assert env.teacher(at_best).tolist() == [1, 2]
 
 
+def test_the_probing_teacher_backs_off_after_probes_that_did_not_pay() -> None:
+    """teacher_backoff: after k failed probes in a row the teacher waits 8 x 2^min(k, 2) still
+    MIs (8, 16, 32, 32); the env counts failed probes as the features do (+1 undone at once)."""
+    from train.env import teacher_action
+
+    n = best = np.full(4, 19.0)
+    still, fails = np.array([8.0, 8.0, 16.0, 32.0]), np.array([0.0, 1.0, 2.0, 3.0])
+    assert teacher_action(n, best, still, 8, True, fails).tolist() == [1, 1, 1, 1]  # off
+    assert teacher_action(n, best, still, 8, True, fails, backoff=2).tolist() == [1, 2, 2, 1]
+    assert teacher_action(n, best, still * 2, 8, True, fails, 2).tolist() == [1, 1, 1, 1]
+    with pytest.raises(ValueError, match="teacher_backoff"):
+        EnvConfig(teacher_backoff=-1)
+    env = SimVecEnv(1, EnvConfig(p_initial_default=1.0, teacher_probe=8, teacher_backoff=2))
+    env.reset(params=fixed_params(1, cap=50e6))
+    add, back, hold = ACTIONS.index(+1), ACTIONS.index(-1), ACTIONS.index(0)
+    for a, want in ((add, 0), (back, 1), (hold, 1), (add, 1), (back, 2), (add, 2), (add, 0)):
+        env.step(np.array([a]))
+        assert env.fails[0] == want
+
+
+def test_the_probe_cap_applies_adds_from_a_still_count_as_one_stream_as_the_shipped_gate_does() -> None:
+    """probe_cap=3: +5 asked once the count has stood 3 MIs adds one stream; the +5 right
+    after it is applied whole (the count has stood one MI). Every count matches
+    policy.warmup.StartGate with probe=3 fed the same measurements (the engine's rule); off
+    by default."""
+    from policy.warmup import StartGate, WarmupConfig
+
+    env = SimVecEnv(1, EnvConfig(p_initial_default=1.0, initial_streams=2, probe_cap=3), seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.05, cap=20e6, cc=1))
+    gate = StartGate(WarmupConfig(cc="bbr", probe=3), ControllerConfig(max_streams=64), 2)
+    add5, hold = ACTIONS.index(+5), ACTIONS.index(0)
+    seen = []
+    for a in (hold, hold, add5, add5, hold, hold, add5, add5):
+        ask = int(env.streams[0]) + ACTIONS[a]
+        assert env.last is not None  # the MI just measured (the reset's, at first)
+        want = gate.step(ask, env.last.signal(0, env.clock[0], 1.0))
+        env.step(np.array([a]))
+        assert want == int(env.streams[0])
+        seen.append(int(env.streams[0]))
+    assert seen == [2, 2, 3, 8, 8, 8, 9, 14] and gate.capped == 2
+    with pytest.raises(ValueError, match="probe"):
+        WarmupConfig(probe=-1)
+    env = SimVecEnv(1, EnvConfig(p_initial_default=1.0, initial_streams=2), seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.05, cap=20e6, cc=1))
+    for _ in range(3):
+        env.step(np.array([hold]))
+    env.step(np.array([add5]))
+    assert env.streams[0] == 7
+
+
 def _signal():  # type: ignore[no-untyped-def]
     from policy.signals import SignalVector
 
