@@ -274,7 +274,9 @@ def test_the_probing_teacher_backs_off_after_probes_that_did_not_pay() -> None:
         assert env.fails[0] == want
 
 
-def test_the_probe_cap_applies_adds_from_a_still_count_as_one_stream_as_the_shipped_gate_does() -> None:
+def test_the_probe_cap_applies_adds_from_a_still_count_as_one_stream_as_the_shipped_gate_does() -> (
+    None
+):
     """probe_cap=3: +5 asked once the count has stood 3 MIs adds one stream; the +5 right
     after it is applied whole (the count has stood one MI). Every count matches
     policy.warmup.StartGate with probe=3 fed the same measurements (the engine's rule); off
