@@ -204,6 +204,16 @@ class SimConfig:
     Beside unpaced streams the loss stays at the rival's (round 29: 10-13 % from 1 to 16
     streams), so the term applies to paced BBR streams only. (0, 0), the default, draws
     nothing."""
+    comp_bbr_join_rtts: tuple[float, float] = (0.0, 0.0)
+    """How slowly our added BBR streams reach their share beside a BBR competitor that is on
+    (uniform, in round trips): the ramp of a rate increase takes at least this many RTTs as
+    its time constant instead of slow start's ``0.5 RTT log2(window)``. On the testbed
+    (round 30's D2, gen-v6-v01: 107 ms, a 6-stream BBR rival) streams added beside the rival
+    reach their rate 2-3 MIs after they join (BBR's bandwidth probing converges over its
+    8-RTT gain cycles), where the simulator ramped them within the join MI: a policy that
+    judges an add by its first MIs there sees too little of it and walks it back. Applied to
+    BBR competitors only, and to our own streams whatever their cc (the testbed's worlds of
+    this kind run ours on BBR). (0, 0), the default, draws nothing."""
     comp_bbr_flip_p: tuple[float, float] | None = None
     """Per-MI on/off switch probability of BBR competitors (uniform), when they should be
     longer-lived than ``comp_flip_p`` (the testbed's BBR rival runs throughout). None (the
@@ -316,6 +326,9 @@ class NetParams:
     comp_bbr_share: F64
     """Loss our paced BBR streams add beside a BBR competitor, per unit of our share of the
     link (``SimConfig.comp_bbr_share_loss``; else 0)."""
+    comp_bbr_join: F64
+    """Smallest ramp time constant of our rate beside a BBR competitor that is on, in RTTs
+    (``SimConfig.comp_bbr_join_rtts``; else 0)."""
     comp_join_burst: F64
     """Loss burst when the competitor switches on (``SimConfig.slow_recovery``; else 0)."""
     comp_flip_p: F64
@@ -424,6 +437,7 @@ def sample_params(cfg: SimConfig, rng: np.random.Generator, n: int) -> NetParams
         comp_bbr_start_thr=np.ones(n),
         comp_bbr_recovery=np.ones(n),
         comp_bbr_share=np.zeros(n),
+        comp_bbr_join=np.zeros(n),
         comp_join_burst=np.zeros(n),
         comp_flip_p=np.full(n, 0.025),
         slow_recovery=np.zeros(n),
@@ -485,16 +499,26 @@ def _sample_robust(
         peer = has_comp & (p.comp_loss <= 0) & (rng.random(n) < cfg.p_comp_peer)
         p.comp_peer = np.where(peer, rng.uniform(*cfg.comp_peer_move_p, n), 0.0)
         p.comp_cap = np.where(peer, p.cap, p.comp_cap)  # paced as ours are, or not at all
-    if cfg.p_comp_bbr > 0:  # round 21's graded bursts, after everything above
-        bbr = p.comp_loss > 0
-        if cfg.comp_bbr_burst_step[1] > 0:
-            step = rng.uniform(*cfg.comp_bbr_burst_step, n)
-            p.comp_bbr_burst_step = np.where(bbr, step, 0.0)
-        if cfg.comp_bbr_burst_bdp[1] > 0:
-            p.comp_bbr_burst_bdp = np.where(bbr, _logu(rng, *cfg.comp_bbr_burst_bdp, n), 0.0)
-        if cfg.comp_bbr_share_loss[1] > 0:  # round 30, after everything above
-            share = rng.uniform(*cfg.comp_bbr_share_loss, n)
-            p.comp_bbr_share = np.where(bbr, share, 0.0)
+    if cfg.p_comp_bbr > 0:  # round 21's graded bursts and later, after everything above
+        _sample_bbr_late(cfg, rng, p)
+
+
+def _sample_bbr_late(cfg: SimConfig, rng: np.random.Generator, p: NetParams) -> None:
+    """BBR competitors' terms added from round 21 on, each drawn only when enabled and after
+    the ones before it (so older configs draw the same networks)."""
+    n = len(p.capacity)
+    bbr = p.comp_loss > 0
+    if cfg.comp_bbr_burst_step[1] > 0:
+        step = rng.uniform(*cfg.comp_bbr_burst_step, n)
+        p.comp_bbr_burst_step = np.where(bbr, step, 0.0)
+    if cfg.comp_bbr_burst_bdp[1] > 0:
+        p.comp_bbr_burst_bdp = np.where(bbr, _logu(rng, *cfg.comp_bbr_burst_bdp, n), 0.0)
+    if cfg.comp_bbr_share_loss[1] > 0:  # round 30, after everything above
+        share = rng.uniform(*cfg.comp_bbr_share_loss, n)
+        p.comp_bbr_share = np.where(bbr, share, 0.0)
+    if cfg.comp_bbr_join_rtts[1] > 0:  # round 32, after everything above
+        join = rng.uniform(*cfg.comp_bbr_join_rtts, n)
+        p.comp_bbr_join = np.where(bbr, join, 0.0)
 
 
 def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
@@ -511,7 +535,7 @@ def fixed_params(n_envs: int = 1, **values: float) -> NetParams:
         queue_dip=1.0, rtt_jitter=0.0, comp_loss=0.0, comp_bbr_burst=0.0,
         comp_bbr_start_burst=0.0, comp_bbr_burst_step=0.0, comp_bbr_burst_bdp=0.0,
         comp_bbr_start_thr=1.0, comp_bbr_recovery=1.0, comp_bbr_share=0.0,
-        comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0, queue_extra=0.0,
+        comp_bbr_join=0.0, comp_join_burst=0.0, comp_flip_p=0.025, slow_recovery=0.0, queue_extra=0.0,
         cong_sat=np.inf, comp_peer=0.0, bbr_own=0.0,
     )  # fmt: skip
     unknown = set(values) - set(base)
@@ -734,6 +758,9 @@ class Simulator:
         # New streams ramp up (slow start) over a few RTTs; closed streams stop at once.
         pkts = np.maximum(np.minimum(r, target / n) * self.params.rtt / MSS_BITS / 10.0, 2.0)
         tau = 0.5 * self.params.rtt * np.log2(pkts)
+        if np.any(self.params.comp_bbr_join > 0):  # beside a BBR rival: BBR's slow convergence
+            slow = np.where(self.comp_on > 0, self.params.comp_bbr_join, 0.0) * self.params.rtt
+            tau = np.maximum(tau, slow)
         grow = target > self.rate
         decay = np.exp(-mi / tau)
         mean_rate = np.where(grow, target - (target - self.rate) * tau / mi * (1.0 - decay), target)

@@ -281,6 +281,36 @@ def test_paced_bbr_streams_beside_a_bbr_rival_add_loss_with_their_share_when_ena
     assert (sample_params(SimConfig(), np.random.default_rng(3), 50).comp_bbr_share == 0).all()
 
 
+def test_added_streams_beside_a_bbr_rival_reach_their_rate_over_mis_when_enabled() -> None:
+    """comp_bbr_join_rtts (round 32): in gen-v6-v01's world (107 ms, a BBR rival), 8 -> 16
+    paced streams show a third of the increase in the join MI and most of it 2-3 MIs later
+    with a 12-RTT ramp, where the default shows 70 % and all of it the MI after; with the rival off
+    the term does nothing; drawn only where asked and only for BBR competitors."""
+    kw: dict[str, float] = dict(capacity=1.243e9, rtt=0.1066, buffer=0.13, cc=2, cap=47e6,
+                                comp_streams=6, comp_loss=0.017, comp_flip_p=0.0,
+                                noise=0.0)  # fmt: skip
+    paths = {}
+    for join in (0.0, 12.0):
+        s = _on(_sim(**kw, comp_bbr_join=join))
+        for _ in range(6):
+            s.step(np.array([8]))
+        before = s.step(np.array([8])).throughput_bps[0]
+        thr = [s.step(np.array([16])).throughput_bps[0] for _ in range(4)]
+        paths[join] = [(t - before) / (thr[-1] - before) for t in thr]
+    assert paths[0.0][0] > 0.6 and paths[0.0][1] > 0.98  # the default: by the next MI
+    assert 0.2 < paths[12.0][0] < 0.45 and paths[12.0][1] < 0.8 < paths[12.0][2]  # 2-3 MIs
+    s, t = _sim(**kw, comp_bbr_join=12.0), _sim(**kw)  # the rival off: no difference
+    s.comp_on[:], t.comp_on[:] = 0.0, 0.0
+    for n in (8, 8, 16, 16):
+        assert s.step(np.array([n])).throughput_bps[0] == t.step(np.array([n])).throughput_bps[0]
+    cfg = SimConfig(p_competing=1.0, p_comp_bbr=0.5, comp_bbr_join_rtts=(8.0, 24.0))
+    p = sample_params(cfg, np.random.default_rng(3), 200)
+    assert ((p.comp_bbr_join > 0) == (p.comp_loss > 0)).all() and (p.comp_loss > 0).any()
+    base = sample_params(replace(cfg, comp_bbr_join_rtts=(0.0, 0.0)), np.random.default_rng(3), 200)
+    np.testing.assert_array_equal(base.comp_bbr_share, p.comp_bbr_share)  # draws before stay
+    assert (sample_params(SimConfig(), np.random.default_rng(3), 50).comp_bbr_join == 0).all()
+
+
 def test_slow_recovery_after_a_burst_costs_throughput_for_several_mis() -> None:
     # Issue #16, situation 2: 100 Mbit/s, 180 ms, a cubic competitor switching on into a
     # full link: its slow-start burst cuts our windows, which take seconds to grow back.
