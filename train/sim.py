@@ -210,8 +210,9 @@ class SimConfig:
     its time constant instead of slow start's ``0.5 RTT log2(window)``. On the testbed
     (round 30's D2, gen-v6-v01: 107 ms, a 6-stream BBR rival) streams added beside the rival
     reach their rate 2-3 MIs after they join (BBR's bandwidth probing converges over its
-    8-RTT gain cycles), where the simulator ramped them within the join MI: a policy that
-    judges an add by its first MIs there sees too little of it and walks it back. Applied to
+    8-RTT gain cycles), where the simulator showed about 70 % of the gain in the join MI and
+    all of it in the next: a policy that judges an add by its first MIs there sees too little
+    of it and walks it back. Applied to
     BBR competitors only, and to our own streams whatever their cc (the testbed's worlds of
     this kind run ours on BBR). (0, 0), the default, draws nothing."""
     comp_bbr_flip_p: tuple[float, float] | None = None
