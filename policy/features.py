@@ -340,12 +340,7 @@ def step_features(
     return st.observation()
 
 
-def step_fails(
-    fails: npt.NDArray[np.float64],
-    last_dir: npt.NDArray[np.float64],
-    since: npt.NDArray[np.float64],
-    d: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def step_fails(fails: F64, last_dir: F64, since: F64, d: F64) -> tuple[F64, F64]:
     """The back-off count after one step. ``d``: the sign of this step's count change (0:
     none); ``since``: the MIs run at the count before it. A retreat within
     :data:`PROBE_WINDOW` MIs of an add is one more probe that did not pay; a change in the
