@@ -42,6 +42,15 @@ best, 4 -> 9 at 6 % loss) where their teacher probed +1; a probe of one stream c
 fifth as much when it fails, and an add that pays is followed by the next at once (the count
 has then stood one MI). Ramps are untouched: after an add the count has stood one MI, and
 the start-up deferral above keeps a count still for at most 16 RTTs (4 MIs at 200 ms).
+
+``climb=1`` (round 33): an add of more than one stream is applied as one stream unless it
+continues a climb, i.e. the count's last change was an add. So the first add after a retreat
+is one stream, and so is the transfer's first add if the start-up deferred one (the first
+decision on a path where nothing was deferred is left alone: fig1's +5 ramp). ``climb=2``
+cuts the transfer's first add too. Round 32's candidates lost most where they asked +5 right
+after a retreat (gen-v6-v02: 1 -> 6 at 5 % loss where 1-2 streams are best) or right after
+the start-up's deferral (2 -> 7), where the count had not stood ``probe`` MIs; an add that
+pays is followed at once by the next one, now a climb, taken as asked.
 """
 
 from __future__ import annotations
@@ -72,6 +81,10 @@ class WarmupConfig(RuleConfig):
     probe: int = 0
     """An add asked for once the count has stood unchanged for this many MIs is applied as
     one stream (any cc). 0: off."""
+    climb: int = 0
+    """1: an add of more than one stream that does not continue a climb (the count's last
+    change was a retreat, or the start-up deferred an add before the first change) is applied
+    as one stream. 2: the transfer's first add as well. 0: off."""
 
     def __post_init__(self) -> None:
         if self.rtts < 0:
@@ -80,6 +93,8 @@ class WarmupConfig(RuleConfig):
             raise ValueError(f"warmup: carry must be 0 or 1, got {self.carry}")
         if self.probe < 0:
             raise ValueError(f"warmup: probe must be >= 0, got {self.probe}")
+        if self.climb not in (0, 1, 2):
+            raise ValueError(f"warmup: climb must be 0, 1 or 2, got {self.climb}")
 
 
 class StartGate:
@@ -103,6 +118,12 @@ class StartGate:
         """MIs measured at the current count (``probe``)."""
         self.capped = 0
         """Adds cut to one stream by ``probe`` (for tests and logs)."""
+        self.rising: bool | None = None
+        """Was the count's last change an add? (None: no change yet.)"""
+        self.held = False
+        """Has an add been deferred since the count's last change (or the start)?"""
+        self.cut = 0
+        """Adds cut to one stream by ``climb`` (for tests and logs)."""
 
     def starting(self, signals: SignalVector) -> bool:
         """Are the youngest streams within their first ``rtts`` round trips?"""
@@ -117,12 +138,12 @@ class StartGate:
         """The count for the next MI, given the controller's ``proposed`` one."""
         proposed = self.config.clip(proposed)
         self.still += 1
-        if self.wc.probe and self.still >= self.wc.probe and proposed > self.current + 1:
-            proposed = self.config.clip(self.current + 1)
-            self.capped += 1
+        if proposed > self.current + 1:
+            proposed = self._cap(proposed)
         starting = self.starting(signals)
         if proposed > self.current and starting:
             self.deferred += 1
+            self.held = True
             if self.wc.carry:
                 self.owed = max(self.owed, proposed)
             proposed = self.current
@@ -133,8 +154,21 @@ class StartGate:
             if proposed > self.current:
                 self.joined_at = signals.t
         if proposed != self.current:
-            self.still = 0
+            self.still, self.held = 0, False
+            self.rising = proposed > self.current
         self.current = proposed
+        return proposed
+
+    def _cap(self, proposed: int) -> int:
+        """An add of more than one stream, cut to one by ``probe`` or ``climb`` if they apply."""
+        one = self.config.clip(self.current + 1)
+        if self.wc.probe and self.still >= self.wc.probe:
+            self.capped += 1
+            return one
+        climb = self.wc.climb
+        if climb and not self.rising and (self.rising is False or self.held or climb == 2):
+            self.cut += 1
+            return one
         return proposed
 
 

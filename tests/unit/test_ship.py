@@ -138,7 +138,13 @@ def test_ships_an_ensemble_with_a_warmup_that_ppo_applies_itself(tmp_path: Path)
     plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
     ship_ensemble(members, plain, note="plain")
     rec = ship_ensemble(members, dest, note="warm", warmup=WarmupConfig.parse("cc=bbr"))
-    assert rec["shipped"]["warmup"] == {"rtts": 16.0, "cc": "bbr", "carry": 0, "probe": 0}
+    assert rec["shipped"]["warmup"] == {
+        "rtts": 16.0,
+        "cc": "bbr",
+        "carry": 0,
+        "probe": 0,
+        "climb": 0,
+    }
     # a meta written before a key existed (the shipped bundle's: no ``probe``) reads as its
     # default
     assert WarmupConfig.from_dict({"rtts": 16.0, "cc": "bbr", "carry": 0}).probe == 0

@@ -201,3 +201,44 @@ def test_carry_around_round13_on_a_long_bbr_path() -> None:
     assert max(dropped) == 2
     carried = run(carry, "bbr")
     assert carried[:3] == [2, 2, 7] and max(carried) > 7
+
+
+class RetreatThenClimb(AddTwice):
+    """Starts at 6 streams, retreats to 1 in its first MI, then asks for 5 more every MI."""
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        super().__init__(args, config)
+        self.target = 6
+
+    def decide(self, signals: SignalVector) -> int:
+        self.n += 1
+        self.target = self.config.clip(1 if self.n == 1 else self.target + 5)
+        return self.target
+
+
+register("test-retreatclimb", RetreatThenClimb)
+
+
+def test_climb_cuts_a_large_add_that_does_not_continue_a_climb() -> None:
+    # after a retreat the first add is one stream; the next one continues a climb: as asked
+    w, path = _path("warmup:climb=1:test-retreatclimb", 40.0, 5)
+    assert path == [1, 2, 7, 12, 17] and w.rule.cut == 1
+    assert _path("warmup:test-retreatclimb", 40.0, 3)[1] == [1, 6, 11]
+    # the first decision is left alone where nothing was deferred (fig1's +5 ramp) ...
+    w, path = _path("warmup:climb=1:test-climb", 40.0, 4)
+    assert path == [6, 11, 16, 21] and w.rule.cut == 0
+    # ... and cut with climb=2
+    assert _path("warmup:climb=2:test-climb", 40.0, 4)[1] == [2, 7, 12, 17]
+    # a start-up that deferred an add: the first add granted is one stream (150 ms: the
+    # youngest streams are 2.4 s old at t=3), then the deferral paces the climb as before.
+    # The ask at t=2 is cut too (then deferred): cut counts asks, not grants.
+    w, path = _path("warmup:climb=1:test-climb", 150.0, 7)
+    assert path == [1, 1, 2, 2, 2, 7, 7] and w.rule.cut == 2
+    # a deferral inside a climb does not cut the next add: the last change was an add
+    # (8 round trips of 150 ms: the ask at t=3 is deferred, the one at t=4 is taken as +5)
+    w, path = _path("warmup:rtts=8,climb=1:test-climb", 150.0, 5)
+    assert path == [1, 2, 2, 7, 7] and w.rule.cut == 1
+    # retreats pass as asked
+    assert _path("warmup:climb=2:test-descend", 40.0, 4)[1] == [15, 10, 5, 1]
+    with pytest.raises(ValueError, match="climb"):
+        WarmupConfig(climb=3)
