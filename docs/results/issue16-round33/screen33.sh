@@ -3,6 +3,7 @@
 # only: gates with the target, gen-v6-v01's clone with the share term (round 30's clone30.py)
 # and the screen beside ppo. Round 32's table script (screentab32.py) reads the screen.
 set -uo pipefail
+export PYTHONPATH=$PWD  # clone30.py imports policy/ and train/
 R=${R:-/work/runs/r33}; C=policy/weights/candidates; H=docs/results
 mkdir -p $R
 M="ensemble:$C/hold-bo32-s2.pt+$C/onoff-bo32-s5.pt"
