@@ -90,6 +90,11 @@ class EnvConfig:
     """An add asked for once the count has stood unchanged for this many MIs (the MI just
     measured included) is applied as one stream, as ``ppo`` does with a bundle's
     ``meta["warmup"]["probe"]`` (:class:`policy.warmup.StartGate`). 0: off, adds as asked."""
+    climb_cap: int = 0
+    """1: an add of more than one stream that does not continue a climb (the count's last
+    change was a retreat, or the warm-up deferred an add before the first change) is applied
+    as one stream; 2: the episode's first add as well. As ``ppo`` does with a bundle's
+    ``meta["warmup"]["climb"]`` (:class:`policy.warmup.StartGate`). 0: off."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -112,6 +117,8 @@ class EnvConfig:
                 f"env teacher_probe, teacher_backoff and probe_cap must be >= 0, got "
                 f"{self.teacher_probe}, {self.teacher_backoff}, {self.probe_cap}"
             )
+        if self.climb_cap not in (0, 1, 2):
+            raise ValueError(f"env climb_cap must be 0, 1 or 2, got {self.climb_cap}")
         if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
             raise ValueError(
                 f"env warmup_rtts must be >= 0 and warmup_cc one of {(*CC_NAMES, 'any')}, "
@@ -202,6 +209,10 @@ class SimVecEnv:
         """Probes in a row that did not pay (the teacher's back-off)."""
         self.last_dir = np.zeros(n_envs)
         """Sign of the last count change (the teacher's back-off)."""
+        self.rise = np.zeros(n_envs)
+        """Sign of the count's last change, 0 before the first (the climb cap)."""
+        self.held = np.zeros(n_envs, dtype=bool)
+        """Has the warm-up deferred an add since the count's last change (the climb cap)?"""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -274,6 +285,7 @@ class SimVecEnv:
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         self.still[mask] = 1.0  # the first MI below runs at the initial count
         self.fails[mask], self.last_dir[mask] = 0.0, 0.0
+        self.rise[mask], self.held[mask] = 0.0, False
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
         self.last = m
@@ -331,16 +343,24 @@ class SimVecEnv:
         if self.cfg.probe_cap > 0:
             capped = (self.still >= self.cfg.probe_cap) & (new > self.streams + 1)
             new = np.where(capped, self.streams + 1, new)
+        if self.cfg.climb_cap > 0:
+            fresh = (self.rise < 0) | self.held | (self.cfg.climb_cap == 2)
+            cut = (new > self.streams + 1) & (self.rise <= 0) & fresh
+            new = np.where(cut, self.streams + 1, new)
         if self.cfg.warmup_rtts > 0:
             adds = new > self.streams
             held = adds & self.starting()
             self.deferred += held
+            self.held |= held
             new = np.where(held, self.streams, new)
             self.joined_at = np.where(adds & ~held, self.clock, self.joined_at)
         if self.cfg.teacher_backoff > 0:
             d = np.sign(new - self.streams)
             self.fails, self.last_dir = step_fails(self.fails, self.last_dir, self.still, d)
         self.still = np.where(new == self.streams, self.still + 1.0, 1.0)
+        moved = new != self.streams
+        self.rise = np.where(moved, np.sign(new - self.streams), self.rise)
+        self.held &= ~moved
         self.streams = new
         n_opt, u_opt = self.sim.optimum()
         m = self.sim.step(self.streams)

@@ -306,6 +306,41 @@ def test_the_probe_cap_applies_adds_from_a_still_count_as_one_stream_as_the_ship
     assert env.streams[0] == 7
 
 
+@pytest.mark.parametrize("climb", [1, 2])
+def test_the_climb_cap_cuts_adds_that_do_not_continue_a_climb_as_the_shipped_gate_does(
+    climb: int,
+) -> None:
+    """climb_cap with the warm-up on a 150-ms BBR path: the first add after the start-up's
+    deferral and the first after a retreat are one stream, an add right after an add is
+    taken whole; with 2 the episode's first add is cut even where nothing was deferred.
+    Every count matches policy.warmup.StartGate fed the same measurements."""
+    from policy.warmup import StartGate, WarmupConfig
+
+    cfg = EnvConfig(p_initial_default=1.0, initial_streams=2, warmup_rtts=16.0, climb_cap=climb)
+    env = SimVecEnv(1, cfg, seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.15, cap=20e6, cc=2))
+    gate = StartGate(WarmupConfig(cc="bbr", climb=climb), ControllerConfig(max_streams=64), 2)
+    add5, back, hold = ACTIONS.index(+5), ACTIONS.index(-1), ACTIONS.index(0)
+    seen = []
+    for a in (add5, add5, add5, hold, hold, add5, hold, hold, back, add5, add5, add5, add5):
+        ask = int(env.streams[0]) + ACTIONS[a]
+        assert env.last is not None
+        want = gate.step(ask, env.last.signal(0, env.clock[0], 1.0))
+        env.step(np.array([a]))
+        assert want == int(env.streams[0])
+        seen.append(int(env.streams[0]))
+    # asks cut: the two after the start-up's deferral (the first one then deferred too), the
+    # one after the retreat, and with climb=2 the very first (deferred either way)
+    assert seen == [2, 2, 3, 3, 3, 8, 8, 8, 7, 8, 8, 8, 13] and gate.cut == 2 + climb
+    # without the warm-up (a 50-ms path) climb=1 leaves the first +5 alone, climb=2 cuts it
+    env = SimVecEnv(1, EnvConfig(p_initial_default=1.0, initial_streams=2, climb_cap=climb), seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.05, cap=20e6, cc=1))
+    env.step(np.array([add5]))
+    assert int(env.streams[0]) == (7 if climb == 1 else 3)
+    with pytest.raises(ValueError, match="climb_cap"):
+        EnvConfig(climb_cap=3)
+
+
 def _signal():  # type: ignore[no-untyped-def]
     from policy.signals import SignalVector
 
