@@ -95,6 +95,9 @@ class EnvConfig:
     change was a retreat, or the warm-up deferred an add before the first change) is applied
     as one stream; 2: the episode's first add as well. As ``ppo`` does with a bundle's
     ``meta["warmup"]["climb"]`` (:class:`policy.warmup.StartGate`). 0: off."""
+    climb_loss: float = 0.0
+    """Apply ``climb_cap`` only when the MI just measured lost at least this fraction (0:
+    always), as ``meta["warmup"]["climb_loss"]``."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -117,8 +120,11 @@ class EnvConfig:
                 f"env teacher_probe, teacher_backoff and probe_cap must be >= 0, got "
                 f"{self.teacher_probe}, {self.teacher_backoff}, {self.probe_cap}"
             )
-        if self.climb_cap not in (0, 1, 2):
-            raise ValueError(f"env climb_cap must be 0, 1 or 2, got {self.climb_cap}")
+        if self.climb_cap not in (0, 1, 2) or not 0.0 <= self.climb_loss <= 1.0:
+            raise ValueError(
+                f"env climb_cap must be 0, 1 or 2 and climb_loss in [0, 1], got "
+                f"{self.climb_cap}, {self.climb_loss}"
+            )
         if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
             raise ValueError(
                 f"env warmup_rtts must be >= 0 and warmup_cc one of {(*CC_NAMES, 'any')}, "
@@ -346,6 +352,8 @@ class SimVecEnv:
         if self.cfg.climb_cap > 0:
             fresh = (self.rise < 0) | self.held | (self.cfg.climb_cap == 2)
             cut = (new > self.streams + 1) & (self.rise <= 0) & fresh
+            if self.cfg.climb_loss > 0 and self.last is not None:
+                cut &= self.last.loss_rate >= self.cfg.climb_loss
             new = np.where(cut, self.streams + 1, new)
         if self.cfg.warmup_rtts > 0:
             adds = new > self.streams

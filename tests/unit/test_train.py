@@ -332,6 +332,21 @@ def test_the_climb_cap_cuts_adds_that_do_not_continue_a_climb_as_the_shipped_gat
     # asks cut: the two after the start-up's deferral (the first one then deferred too), the
     # one after the retreat, and with climb=2 the very first (deferred either way)
     assert seen == [2, 2, 3, 3, 3, 8, 8, 8, 7, 8, 8, 8, 13] and gate.cut == 2 + climb
+    # climb_loss above any MI's loss: nothing is cut, in the env as in the gate
+    cfg = EnvConfig(
+        p_initial_default=1.0, initial_streams=2, warmup_rtts=16.0, climb_cap=climb,
+        climb_loss=0.5,
+    )  # fmt: skip
+    env = SimVecEnv(1, cfg, seed=3)
+    env.reset(params=fixed_params(1, capacity=1e9, rtt=0.15, cap=20e6, cc=2))
+    wc = WarmupConfig(cc="bbr", climb=climb, climb_loss=0.5)
+    gate = StartGate(wc, ControllerConfig(max_streams=64), 2)
+    for a in (add5, add5, add5, hold, hold, back, add5):
+        assert env.last is not None
+        want = gate.step(int(env.streams[0]) + ACTIONS[a], env.last.signal(0, env.clock[0], 1.0))
+        env.step(np.array([a]))
+        assert want == int(env.streams[0])
+    assert int(env.streams[0]) == 11 and gate.cut == 0
     # without the warm-up (a 50-ms path) climb=1 leaves the first +5 alone, climb=2 cuts it
     env = SimVecEnv(1, EnvConfig(p_initial_default=1.0, initial_streams=2, climb_cap=climb), seed=3)
     env.reset(params=fixed_params(1, capacity=1e9, rtt=0.05, cap=20e6, cc=1))

@@ -242,3 +242,28 @@ def test_climb_cuts_a_large_add_that_does_not_continue_a_climb() -> None:
     assert _path("warmup:climb=2:test-descend", 40.0, 4)[1] == [15, 10, 5, 1]
     with pytest.raises(ValueError, match="climb"):
         WarmupConfig(climb=3)
+
+
+def _lossy(t: float, n: int, loss: float) -> SignalVector:
+    s = _sig(t, n, 40.0)
+    return SignalVector(**{**{f: getattr(s, f) for f in s.__dataclass_fields__}, "loss_rate": loss})
+
+
+def test_climb_loss_cuts_only_after_a_lossy_mi() -> None:
+    # a see-saw of -5/+5: without climb_loss every +5 after a -5 is one stream (the ratchet);
+    # with climb_loss=0.01 only where the MI just measured lost 1 % or more
+    from policy.warmup import StartGate
+
+    def seesaw(wc: WarmupConfig, losses: list[float]) -> list[int]:
+        gate, n, path = StartGate(wc, ControllerConfig(max_streams=64), 40), 40, []
+        for i, loss in enumerate(losses):
+            n = gate.step(n - 5 if i % 2 == 0 else n + 5, _lossy(i + 1.0, n, loss))
+            path.append(n)
+        return path
+
+    assert seesaw(WarmupConfig(climb=1), [0.001] * 6) == [35, 36, 31, 32, 27, 28]
+    assert seesaw(WarmupConfig(climb=1, climb_loss=0.01), [0.001] * 6) == [35, 40] * 3
+    assert seesaw(WarmupConfig(climb=1, climb_loss=0.01), [0.05] * 6) == [35, 36, 31, 32, 27, 28]
+    assert WarmupConfig.parse("climb=1,climb_loss=0.01").climb_loss == 0.01
+    with pytest.raises(ValueError, match="climb_loss"):
+        WarmupConfig(climb_loss=2.0)
