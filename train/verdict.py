@@ -110,17 +110,25 @@ class Verdict:
     base_min: float
 
     @property
-    def ok(self) -> bool:
-        """The rule holds: rule 1's paired difference and rule 2's minimum (module docstring)."""
+    def paired_ok(self) -> bool:
+        """Rule 1: the paired difference (margin, ``test`` or non-inferiority)."""
         md = self.mean_difference
         if self.rule.noninferior is not None:
             # one scenario has no standard error: nothing is shown, so it does not pass
             se = self.standard_error
-            rule1 = se is not None and md - 2 * se >= -self.rule.noninferior
-        else:
-            m = self.rule.margin
-            rule1 = md >= m if self.rule.test else md > m
-        return rule1 and self.cand_min >= self.base_min - self.rule.min_tolerance
+            return se is not None and md - 2 * se >= -self.rule.noninferior
+        m = self.rule.margin
+        return md >= m if self.rule.test else md > m
+
+    @property
+    def minimum_ok(self) -> bool:
+        """Rule 2: CAND's minimum >= BASE's minimum - ``min_tolerance``."""
+        return self.cand_min >= self.base_min - self.rule.min_tolerance
+
+    @property
+    def ok(self) -> bool:
+        """The rule holds: rule 1's paired difference and rule 2's minimum (module docstring)."""
+        return self.paired_ok and self.minimum_ok
 
     @property
     def established(self) -> bool:
@@ -149,6 +157,9 @@ class Verdict:
             )
         if self.rule.margin:
             scope += f"; margin: difference {'>=' if self.rule.test else '>'} {self.rule.margin:g}?"
+        failed = [
+            w for w, ok in (("paired", self.paired_ok), ("minimum", self.minimum_ok)) if not ok
+        ]
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
@@ -156,6 +167,11 @@ class Verdict:
             f"{scope}: {'PASS' if self.ok else 'FAIL'}"
             f"{'' if self.established else ' (within 2 SE: not established)'}"
         )
+        if failed:  # which part failed (round 33: a failed minimum read as a failed bound)
+            floor = self.base_min - self.rule.min_tolerance
+            lines.append(
+                f"fails on: {' and '.join(failed)} (minimum {self.cand_min:.3f}, floor {floor:.3f})"
+            )
         return "\n".join(lines)
 
 
