@@ -93,7 +93,8 @@ class WarmupConfig(RuleConfig):
     change was a retreat, or the start-up deferred an add before the first change) is applied
     as one stream. 2: the transfer's first add as well. 0: off."""
     climb_loss: float = 0.0
-    """Apply ``climb`` only when the MI just measured lost at least this fraction (0: always)."""
+    """Apply ``climb`` only when the MI just measured lost at least this fraction (0: always;
+    an MI whose loss is unknown counts as lossless)."""
 
     def __post_init__(self) -> None:
         if self.rtts < 0:
