@@ -130,8 +130,8 @@ class StartGate:
         """MIs measured at the current count (``probe``)."""
         self.capped = 0
         """Adds cut to one stream by ``probe`` (for tests and logs)."""
-        self.rising: bool | None = None
-        """Was the count's last change an add? (None: no change yet.)"""
+        self.last_dir = 0
+        """Sign of the count's last change (0: no change yet), as the env's ``last_dir``."""
         self.held = False
         """Has an add been deferred since the count's last change (or the start)?"""
         self.cut = 0
@@ -167,7 +167,7 @@ class StartGate:
                 self.joined_at = signals.t
         if proposed != self.current:
             self.still, self.held = 0, False
-            self.rising = proposed > self.current
+            self.last_dir = 1 if proposed > self.current else -1
         self.current = proposed
         return proposed
 
@@ -177,10 +177,11 @@ class StartGate:
         if self.wc.probe and self.still >= self.wc.probe:
             self.capped += 1
             return one
-        climb = self.wc.climb
-        lossy = self.wc.climb_loss <= 0 or (signals.loss_rate or 0.0) >= self.wc.climb_loss
-        fresh = self.rising is False or self.held or climb == 2
-        if climb and lossy and not self.rising and fresh:
+        wc = self.wc
+        if not wc.climb or self.last_dir > 0:  # off, or the add continues a climb
+            return proposed
+        fresh = self.last_dir < 0 or self.held or wc.climb == 2
+        if fresh and (signals.loss_rate or 0.0) >= wc.climb_loss:
             self.cut += 1
             return one
         return proposed

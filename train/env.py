@@ -214,9 +214,8 @@ class SimVecEnv:
         self.fails = np.zeros(n_envs)
         """Probes in a row that did not pay (the teacher's back-off)."""
         self.last_dir = np.zeros(n_envs)
-        """Sign of the last count change (the teacher's back-off)."""
-        self.rise = np.zeros(n_envs)
-        """Sign of the count's last change, 0 before the first (the climb cap)."""
+        """Sign of the count's last change, 0 before the first (the teacher's back-off, the
+        climb cap)."""
         self.held = np.zeros(n_envs, dtype=bool)
         """Has the warm-up deferred an add since the count's last change (the climb cap)?"""
         self.u_prev = np.zeros(n_envs)
@@ -291,7 +290,7 @@ class SimVecEnv:
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         self.still[mask] = 1.0  # the first MI below runs at the initial count
         self.fails[mask], self.last_dir[mask] = 0.0, 0.0
-        self.rise[mask], self.held[mask] = 0.0, False
+        self.held[mask] = False
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
         self.last = m
@@ -350,8 +349,8 @@ class SimVecEnv:
             capped = (self.still >= self.cfg.probe_cap) & (new > self.streams + 1)
             new = np.where(capped, self.streams + 1, new)
         if self.cfg.climb_cap > 0:
-            fresh = (self.rise < 0) | self.held | (self.cfg.climb_cap == 2)
-            cut = (new > self.streams + 1) & (self.rise <= 0) & fresh
+            fresh = (self.last_dir < 0) | self.held | (self.cfg.climb_cap == 2)
+            cut = (new > self.streams + 1) & (self.last_dir <= 0) & fresh
             if self.cfg.climb_loss > 0 and self.last is not None:
                 cut &= self.last.loss_rate >= self.cfg.climb_loss
             new = np.where(cut, self.streams + 1, new)
@@ -362,12 +361,12 @@ class SimVecEnv:
             self.held |= held
             new = np.where(held, self.streams, new)
             self.joined_at = np.where(adds & ~held, self.clock, self.joined_at)
+        d = np.sign(new - self.streams)
         if self.cfg.teacher_backoff > 0:
-            d = np.sign(new - self.streams)
-            self.fails, self.last_dir = step_fails(self.fails, self.last_dir, self.still, d)
+            self.fails = step_fails(self.fails, self.last_dir, self.still, d)[0]
         self.still = np.where(new == self.streams, self.still + 1.0, 1.0)
-        moved = new != self.streams
-        self.rise = np.where(moved, np.sign(new - self.streams), self.rise)
+        moved = d != 0
+        self.last_dir = np.where(moved, d, self.last_dir)
         self.held &= ~moved
         self.streams = new
         n_opt, u_opt = self.sim.optimum()
