@@ -58,6 +58,18 @@ every -5 is whole and every +5 after it one stream, so the count walks down (gen
 2.6 Gbit/s at 1.7 ms and 0.1 % loss: 47 -> 7 over 20 MIs, -0.202 against ``ppo`` on gen-v2
 validation, 2 runs). Where the loss is small a wrong +5 costs little; the cuts were aimed at
 +5 asks at 5-20 % loss (gen-v6-v02, gen-v2-v09).
+
+``climb_peak=1`` (round 34): ``climb_loss`` is read on the largest loss since the count's last
+change, the MI that decided that change included, instead of the MI just measured. A retreat
+is decided on a lossy MI, and the MI at the count it left us at often reads little (gen-v6-v02
+in round 33: the MI at 1 stream lost under 1 %, so the 1 -> 6 that followed a retreat from 5 %
+loss was taken, -0.325 against ``ppo``). A see-saw at 0.1 % loss stays below it either way.
+
+``climb_probe=1`` (round 34): an add cut by ``climb`` is a probe, not the start of a climb. The
+next add of more than one stream continues the climb only if the MI just measured (at the
+probed count) lost less than ``climb_loss``; otherwise it is cut as well. Round 33's cut 1 -> 2
+at 17-20 % loss was followed by 2 -> 7 -> 12 at the same loss (gen-v2-v09, where 1-2 streams
+are best): the cap then shortened a bad climb by one MI only.
 """
 
 from __future__ import annotations
@@ -95,6 +107,13 @@ class WarmupConfig(RuleConfig):
     climb_loss: float = 0.0
     """Apply ``climb`` only when the MI just measured lost at least this fraction (0: always;
     an MI whose loss is unknown counts as lossless)."""
+    climb_peak: int = 0
+    """1: ``climb_loss`` is read on the largest loss since the count's last change, the MI that
+    decided the change included (the loss that caused a retreat). 0: the MI just measured."""
+    climb_probe: int = 0
+    """1: an add cut by ``climb`` is a probe: the next add of more than one stream continues
+    the climb only if the MI just measured lost less than ``climb_loss``, else it is cut too.
+    0: an add cut by ``climb`` starts a climb like any other add."""
 
     def __post_init__(self) -> None:
         if self.rtts < 0:
@@ -107,6 +126,11 @@ class WarmupConfig(RuleConfig):
             raise ValueError(f"warmup: climb must be 0, 1 or 2, got {self.climb}")
         if not 0.0 <= self.climb_loss <= 1.0:
             raise ValueError(f"warmup: climb_loss must be in [0, 1], got {self.climb_loss}")
+        if self.climb_peak not in (0, 1) or self.climb_probe not in (0, 1):
+            raise ValueError(
+                f"warmup: climb_peak and climb_probe must be 0 or 1, got {self.climb_peak}, "
+                f"{self.climb_probe}"
+            )
 
 
 class StartGate:
@@ -136,6 +160,11 @@ class StartGate:
         """Has an add been deferred since the count's last change (or the start)?"""
         self.cut = 0
         """Adds cut to one stream by ``climb`` (for tests and logs)."""
+        self.peak = 0.0
+        """The largest loss since the count's last change, the MI that decided it included
+        (``climb_peak``)."""
+        self.probing = False
+        """Was the count's last change an add cut by ``climb`` (``climb_probe``)?"""
 
     def starting(self, signals: SignalVector) -> bool:
         """Are the youngest streams within their first ``rtts`` round trips?"""
@@ -150,6 +179,9 @@ class StartGate:
         """The count for the next MI, given the controller's ``proposed`` one."""
         proposed = self.config.clip(proposed)
         self.still += 1
+        loss = signals.loss_rate or 0.0
+        self.peak = max(self.peak, loss)
+        cut = self.cut
         if proposed > self.current + 1:
             proposed = self._cap(proposed, signals)
         starting = self.starting(signals)
@@ -166,8 +198,9 @@ class StartGate:
             if proposed > self.current:
                 self.joined_at = signals.t
         if proposed != self.current:
-            self.still, self.held = 0, False
+            self.still, self.held, self.peak = 0, False, loss
             self.last_dir = 1 if proposed > self.current else -1
+            self.probing = self.cut > cut
         self.current = proposed
         return proposed
 
@@ -178,10 +211,17 @@ class StartGate:
             self.capped += 1
             return one
         wc = self.wc
-        if not wc.climb or self.last_dir > 0:  # off, or the add continues a climb
+        if not wc.climb:
             return proposed
-        fresh = self.last_dir < 0 or self.held or wc.climb == 2
-        if fresh and (signals.loss_rate or 0.0) >= wc.climb_loss:
+        if self.last_dir > 0:  # continues a climb, unless the last add was a probe that lost
+            if not (wc.climb_probe and self.probing):
+                return proposed
+            lost = (signals.loss_rate or 0.0) >= wc.climb_loss
+        else:
+            fresh = self.last_dir < 0 or self.held or wc.climb == 2
+            loss = self.peak if wc.climb_peak else signals.loss_rate or 0.0
+            lost = fresh and loss >= wc.climb_loss
+        if lost:
             self.cut += 1
             return one
         return proposed

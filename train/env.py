@@ -98,6 +98,13 @@ class EnvConfig:
     climb_loss: float = 0.0
     """Apply ``climb_cap`` only when the MI just measured lost at least this fraction (0:
     always), as ``meta["warmup"]["climb_loss"]``."""
+    climb_peak: int = 0
+    """1: read ``climb_loss`` on the largest loss since the count's last change, the MI that
+    decided it included, as ``meta["warmup"]["climb_peak"]``. 0: the MI just measured."""
+    climb_probe: int = 0
+    """1: an add cut by ``climb_cap`` is a probe: the next add of more than one stream is cut
+    too unless the MI just measured lost less than ``climb_loss``, as
+    ``meta["warmup"]["climb_probe"]``. 0: off."""
     reward: str = "ratio"
     """``ratio`` (U / U*) or ``paper`` (sign of the change of U)."""
     reward_x: float = 1.0
@@ -120,10 +127,16 @@ class EnvConfig:
                 f"env teacher_probe, teacher_backoff and probe_cap must be >= 0, got "
                 f"{self.teacher_probe}, {self.teacher_backoff}, {self.probe_cap}"
             )
-        if self.climb_cap not in (0, 1, 2) or not 0.0 <= self.climb_loss <= 1.0:
+        if (
+            self.climb_cap not in (0, 1, 2)
+            or not 0.0 <= self.climb_loss <= 1.0
+            or self.climb_peak not in (0, 1)
+            or self.climb_probe not in (0, 1)
+        ):
             raise ValueError(
-                f"env climb_cap must be 0, 1 or 2 and climb_loss in [0, 1], got "
-                f"{self.climb_cap}, {self.climb_loss}"
+                f"env climb_cap must be 0, 1 or 2, climb_loss in [0, 1], climb_peak and "
+                f"climb_probe 0 or 1, got {self.climb_cap}, {self.climb_loss}, "
+                f"{self.climb_peak}, {self.climb_probe}"
             )
         if self.warmup_rtts < 0 or self.warmup_cc not in (*CC_NAMES, "any"):
             raise ValueError(
@@ -218,6 +231,11 @@ class SimVecEnv:
         climb cap)."""
         self.held = np.zeros(n_envs, dtype=bool)
         """Has the warm-up deferred an add since the count's last change (the climb cap)?"""
+        self.peak = np.zeros(n_envs)
+        """The largest loss since the count's last change, the deciding MI included
+        (``climb_peak``)."""
+        self.probing = np.zeros(n_envs, dtype=bool)
+        """Was the count's last change an add cut by the climb cap (``climb_probe``)?"""
         self.u_prev = np.zeros(n_envs)
         self.obs = np.zeros((n_envs, self.cfg.features.obs_dim), np.float32)
         self.last: Measurement | None = None
@@ -290,7 +308,7 @@ class SimVecEnv:
         self.clock[mask], self.joined_at[mask], self.deferred[mask] = 0.0, 0.0, 0.0
         self.still[mask] = 1.0  # the first MI below runs at the initial count
         self.fails[mask], self.last_dir[mask] = 0.0, 0.0
-        self.held[mask] = False
+        self.held[mask], self.peak[mask], self.probing[mask] = False, 0.0, False
         # The first MI runs with the initial streams before the agent decides anything.
         m = self.sim.step(self.streams, None if self.cfg.reset_steps_all else mask)
         self.last = m
@@ -348,11 +366,17 @@ class SimVecEnv:
         if self.cfg.probe_cap > 0:
             capped = (self.still >= self.cfg.probe_cap) & (new > self.streams + 1)
             new = np.where(capped, self.streams + 1, new)
+        cut = np.zeros(self.n_envs, dtype=bool)
+        loss = np.zeros(self.n_envs) if self.last is None else self.last.loss_rate
+        self.peak = np.maximum(self.peak, loss)
         if self.cfg.climb_cap > 0:
-            fresh = (self.last_dir < 0) | self.held | (self.cfg.climb_cap == 2)
-            cut = (new > self.streams + 1) & (self.last_dir <= 0) & fresh
-            if self.cfg.climb_loss > 0 and self.last is not None:
-                cut &= self.last.loss_rate >= self.cfg.climb_loss
+            c = self.cfg
+            fresh = (self.last_dir < 0) | self.held | (c.climb_cap == 2)
+            read = self.peak if c.climb_peak else loss
+            cut = (self.last_dir <= 0) & fresh & (read >= c.climb_loss)
+            if c.climb_probe:  # a probe that lost: the climb stays one stream at a time
+                cut |= (self.last_dir > 0) & self.probing & (loss >= c.climb_loss)
+            cut &= new > self.streams + 1
             new = np.where(cut, self.streams + 1, new)
         if self.cfg.warmup_rtts > 0:
             adds = new > self.streams
@@ -368,6 +392,8 @@ class SimVecEnv:
         moved = d != 0
         self.last_dir = np.where(moved, d, self.last_dir)
         self.held &= ~moved
+        self.peak = np.where(moved, loss, self.peak)
+        self.probing = np.where(moved, cut & (d > 0), self.probing)
         self.streams = new
         n_opt, u_opt = self.sim.optimum()
         m = self.sim.step(self.streams)

@@ -145,6 +145,8 @@ def test_ships_an_ensemble_with_a_warmup_that_ppo_applies_itself(tmp_path: Path)
         "probe": 0,
         "climb": 0,
         "climb_loss": 0.0,
+        "climb_peak": 0,
+        "climb_probe": 0,
     }
     # a meta written before a key existed (the shipped bundle's: no ``probe``) reads as its
     # default

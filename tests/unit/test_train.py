@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -354,6 +355,45 @@ def test_the_climb_cap_cuts_adds_that_do_not_continue_a_climb_as_the_shipped_gat
     assert int(env.streams[0]) == (7 if climb == 1 else 3)
     with pytest.raises(ValueError, match="climb_cap"):
         EnvConfig(climb_cap=3)
+
+
+@pytest.mark.parametrize(
+    ("options", "cut", "path"),
+    [
+        ({"climb_loss": 0.01}, 0, [7, 12, 7, 7, 2, 2, 7, 12, 17, 22]),
+        ({"climb_loss": 0.01, "climb_peak": 1}, 1, [7, 12, 7, 7, 2, 2, 3, 8, 13, 18]),
+        (
+            {"climb_loss": 0.003, "climb_peak": 1, "climb_probe": 1},
+            4,
+            [7, 12, 7, 7, 2, 2, 3, 4, 5, 6],
+        ),
+    ],
+)
+def test_climb_peak_and_climb_probe_in_the_env_as_in_the_shipped_gate(
+    options: dict[str, Any], cut: int, path: list[int]
+) -> None:
+    """A 100 Mbit/s 20-ms path with a shallow queue, where our own streams cause the loss
+    (2.7 % at 7 streams, 0.4-0.7 % at 2): after the retreat 7 -> 2, decided at 2.5 % loss, the
+    MI at 2 streams reads 0.4 %. climb_peak reads the 2.5 % and cuts the +5 that follows;
+    climb_probe keeps the climb at one stream while the probed count loses climb_loss or more.
+    Every count matches policy.warmup.StartGate fed the same measurements."""
+    from policy.warmup import StartGate, WarmupConfig
+
+    env = SimVecEnv(
+        1, EnvConfig(p_initial_default=1.0, initial_streams=2, climb_cap=1, **options), seed=3
+    )
+    env.reset(params=fixed_params(1, capacity=1e8, rtt=0.02, buffer=0.1))
+    gate = StartGate(WarmupConfig(climb=1, **options), ControllerConfig(max_streams=64), 2)
+    seen = []
+    for d in (+5, +5, -5, 0, -5, 0, +5, +5, +5, +5):
+        assert env.last is not None
+        want = gate.step(int(env.streams[0]) + d, env.last.signal(0, env.clock[0], 1.0))
+        env.step(np.array([ACTIONS.index(d)]))
+        assert want == int(env.streams[0])
+        seen.append(want)
+    assert seen == path and gate.cut == cut
+    with pytest.raises(ValueError, match="climb_peak"):
+        EnvConfig(climb_peak=2)
 
 
 def _signal():  # type: ignore[no-untyped-def]

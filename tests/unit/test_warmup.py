@@ -267,3 +267,47 @@ def test_climb_loss_cuts_only_after_a_lossy_mi() -> None:
     assert WarmupConfig.parse("climb=1,climb_loss=0.01").climb_loss == 0.01
     with pytest.raises(ValueError, match="climb_loss"):
         WarmupConfig(climb_loss=2.0)
+
+
+def _walk(wc: WarmupConfig, start: int, steps: list[tuple[int, float]]) -> tuple[list[int], int]:
+    """Feed StartGate (delta asked, loss of the MI just measured) pairs on a 40-ms path."""
+    from policy.warmup import StartGate
+
+    gate, n, path = StartGate(wc, ControllerConfig(max_streams=64), start), start, []
+    for i, (delta, loss) in enumerate(steps):
+        n = gate.step(n + delta, _lossy(i + 1.0, n, loss))
+        path.append(n)
+    return path, gate.cut
+
+
+def test_climb_peak_reads_the_loss_that_caused_the_retreat() -> None:
+    # a retreat decided at 5 % loss, then an MI at 1 stream that loses 0.5 %, then +5: with
+    # the MI just measured (round 33) the add is taken whole; with climb_peak it is cut
+    steps = [(-1, 0.05), (0, 0.005), (+5, 0.005)]
+    wc = WarmupConfig(climb=1, climb_loss=0.01)
+    assert _walk(wc, 2, steps) == ([1, 1, 6], 0)
+    assert _walk(WarmupConfig(climb=1, climb_loss=0.01, climb_peak=1), 2, steps) == ([1, 1, 2], 1)
+    # a retreat decided at 0.1 % loss (the see-saw) leaves the next +5 alone either way
+    peak = WarmupConfig(climb=1, climb_loss=0.01, climb_peak=1)
+    assert _walk(peak, 40, [(-5, 0.001), (+5, 0.001)] * 2) == ([35, 40, 35, 40], 0)
+    # the peak restarts at each change: the MI that decided a climb (0.2 %) replaces the 5 %
+    assert _walk(peak, 2, [(-1, 0.05), (+1, 0.002), (-1, 0.002), (+5, 0.002)]) == (
+        [1, 2, 1, 6],
+        0,
+    )
+
+
+def test_climb_probe_keeps_a_climb_that_loses_one_stream_at_a_time() -> None:
+    # after a cut (1 -> 2 at 17 % loss) the next +5 continues the climb as asked (round 33,
+    # gen-v2-v09: 2 -> 7 -> 12 at the same loss) unless climb_probe: then +1 while the MI at
+    # the probed count loses climb_loss or more, and as asked once it does not
+    steps = [(-1, 0.17), (+5, 0.17), (+5, 0.17), (+5, 0.17), (+5, 0.002), (+5, 0.002)]
+    wc = WarmupConfig(climb=1, climb_loss=0.01)
+    assert _walk(wc, 2, steps) == ([1, 2, 7, 12, 17, 22], 1)
+    probe = WarmupConfig(climb=1, climb_loss=0.01, climb_probe=1)
+    assert _walk(probe, 2, steps) == ([1, 2, 3, 4, 9, 14], 3)
+    # an add the policy asked as one stream is not a probe: the next +5 is a climb
+    assert _walk(probe, 2, [(-1, 0.17), (+1, 0.17), (+5, 0.17)]) == ([1, 2, 7], 0)
+    assert WarmupConfig.parse("climb=1,climb_peak=1,climb_probe=1").climb_probe == 1
+    with pytest.raises(ValueError, match="climb_peak"):
+        WarmupConfig(climb_peak=2)
