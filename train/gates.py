@@ -42,6 +42,7 @@ module is their home since round 14.
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ import numpy as np
 
 from policy.base import Controller, make_controller
 from policy.signals import SignalVector
+from policy.warmup import StartGate
 from train.sim import SimConfig, Simulator, fixed_params
 
 HOLDS: tuple[int, ...] = (1, 2, 6, 12, 16)
@@ -126,15 +128,37 @@ def trajectory(
     sim = WORLDS[world]()
     mi_s = sim.cfg.mi_s
     n = c.initial() if hold is None else hold
+    gates = _start_gates(c)
+    if hold is not None:
+        for g in gates:
+            g.current = hold
     out = []
     for t in range(mis):
         m = sim.step(np.array([float(n)]))
         out.append(int(n))
-        decided = c.decide(m.signal(0, float(t + 1), mi_s))
+        signals = m.signal(0, float(t + 1), mi_s)
+        before = [copy.copy(g) for g in gates]
+        decided = c.decide(signals)
         if hold is not None and t < hold_mis - 1:
             _set_target(c, hold)
+            for g, b in zip(gates, before, strict=True):  # the count stood: so it reads
+                g.__dict__.update(b.__dict__)
+                g.step(hold, signals)
         else:
             n = decided
+    return out
+
+
+def _start_gates(c: Controller) -> list[StartGate]:
+    """The warm-up rules in ``c`` (a ``warmup`` wrapper's, a bundle's own), outermost first.
+    A hold imposes the count from outside, so they are told (round 34: a rule that kept its
+    own count while the target was set back cut every add from 2, 3, 4, ... and ended the
+    hold at 5 of a held 8)."""
+    out: list[StartGate] = []
+    node: object | None = c
+    while node is not None:
+        out += [g for a in ("rule", "warmup") if isinstance(g := getattr(node, a, None), StartGate)]
+        node = getattr(node, "inner", None)
     return out
 
 

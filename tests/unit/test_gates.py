@@ -56,6 +56,16 @@ def test_the_held_history_runs_the_held_count_then_the_policy_decides(tmp_path: 
     assert run == [6] * 8 + [7, 8]
 
 
+def test_a_warmup_rule_sees_the_held_count_as_a_count_that_stood(tmp_path: Path) -> None:
+    """A hold imposes the count on the rule too: after 8 MIs held at 8 the probe cap (probe=6)
+    cuts the first +5, and a climb follows. Before round 34 the rule kept its own count (+5
+    from 2 each MI, set back each time), so the probe cap never read a count that stood and
+    climb_probe ended the hold at 5 streams of 8."""
+    spec = "warmup:probe=6,climb=1,climb_probe=1:" + _always(tmp_path, +5)
+    assert gates.trajectory(spec, 10, hold=8) == [8] * 8 + [9, 14]
+    assert gates.trajectory("warmup:" + _always(tmp_path, +5), 10, hold=8) == [8] * 8 + [13, 18]
+
+
 def test_gd_fails_the_ramp_and_a_controller_without_target_is_refused() -> None:
     assert not gates.gate_ramp("gd").ok
     with pytest.raises(ValueError, match="no stream-count target"):
