@@ -55,8 +55,8 @@ pays is followed at once by the next one, now a climb, taken as asked.
 ``climb_loss=X`` (round 33): the climb cap applies only when the MI just measured lost at
 least X (a fraction). Without it the cap is a ratchet wherever the policy see-saws +5/-5:
 every -5 is whole and every +5 after it one stream, so the count walks down (gen-v2-v13,
-2.6 Gbit/s at 1.7 ms and 0.1 % loss: 47 -> 7 over 20 MIs, -0.202 against ``ppo`` on gen-v2
-validation, 2 runs). Where the loss is small a wrong +5 costs little; the cuts were aimed at
+821 Mbit/s at 180 ms and 0.07 % random loss: 47 -> 7 over 20 MIs, -0.202 against ``ppo`` on
+gen-v2 validation, 2 runs). Where the loss is small a wrong +5 costs little; the cuts were aimed at
 +5 asks at 5-20 % loss (gen-v6-v02, gen-v2-v09).
 
 ``climb_peak=1`` (round 34): ``climb_loss`` is read on the largest loss since the count's last
