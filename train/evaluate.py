@@ -21,7 +21,14 @@ set swept once, ``docs/results/gen-v2-test/``), whose best fixed N is the yardst
 GD and BO rows are reported beside the policies, which alone run now. A set of 20 scenarios
 then costs the policy's runs (about 25 min at two runs each) instead of about 3 h; the
 yardstick comes from another time on the same machine, recorded in the result
-(``reference``), a weaker control than runs side by side.
+(``reference``), a weaker control than runs side by side. ``--reference`` may be given more
+than once: each scenario's file is taken from the first DIR that holds it (a list that spans
+suites, e.g. ``configs/sets/warmup10.txt``, whose yardsticks sit in one DIR per suite).
+
+``--scenario-file FILE`` adds the scenarios FILE lists, one per line (``#`` starts a comment);
+a relative path is taken from FILE's directory, a bare name (no ``.toml``) is a named
+scenario. A named list of scenarios replaces the same ``--scenario`` lines repeated in every
+round's scripts (``configs/sets/``).
 
 Prints a rich table; ``--json`` prints JSON instead, ``--json FILE`` also writes it to FILE.
 """
@@ -34,6 +41,7 @@ import json
 import math
 import re
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -274,16 +282,44 @@ class Reference(NamedTuple):
     """The engine commit that made it, if recorded."""
 
 
-def load_reference(ref_dir: Path, spec: str) -> Reference:
-    """Scenario ``spec``'s stored evaluation in ``ref_dir`` (``NAME.json``, one ``xfer
-    evaluate --json`` output).
+def read_scenario_file(path: Path) -> list[str]:
+    """The scenarios ``path`` lists (``--scenario-file``): one per line, ``#`` starts a comment;
+    a relative path is taken from ``path``'s directory, a bare name is a named scenario.
+    ValueError when it lists none."""
+    out = []
+    for line in path.read_text().splitlines():
+        spec = line.split("#", 1)[0].strip()
+        if not spec:
+            continue
+        name, at, rate = spec.partition("@")
+        if name.endswith(".toml") and not Path(name).is_absolute():
+            name = str((path.parent / name).resolve())
+        out.append(name + at + rate)
+    if not out:
+        raise ValueError(f"{path}: lists no scenario")
+    return out
+
+
+def ref_dirs(reference: Path | Sequence[Path] | None) -> tuple[Path, ...]:
+    """``--reference``'s directories, in the order they are searched."""
+    return (reference,) if isinstance(reference, Path) else tuple(reference or ())
+
+
+def load_reference(reference: Path | Sequence[Path], spec: str) -> Reference:
+    """Scenario ``spec``'s stored evaluation: ``NAME.json`` (one ``xfer evaluate --json``
+    output) in the first of the ``reference`` directories that holds it.
     FileNotFoundError or ValueError, saying how to make it, when it is missing or unusable."""
     name = run_dir_name(spec)
-    path = ref_dir / f"{name}.json"
+    dirs = ref_dirs(reference)
+    if not dirs:
+        raise ValueError("no reference directory given")
+    path = next((d / f"{name}.json" for d in dirs if (d / f"{name}.json").is_file()),
+                dirs[0] / f"{name}.json")  # fmt: skip
     how = (f"make it with: xfer evaluate --scenario {spec} --policy gd --policy bo "
            f"--repeat 2 --json {path}")  # fmt: skip
     if not path.is_file():
-        raise FileNotFoundError(f"no reference for {name}: {path} is missing; {how}")
+        where = " or ".join(str(d / f"{name}.json") for d in dirs)
+        raise FileNotFoundError(f"no reference for {name}: {where} is missing; {how}")
     try:
         data = json.loads(path.read_text())
         rows = data.get("scenarios") or {}
@@ -326,7 +362,7 @@ def evaluate(
     repetitions: int = 1,
     resume: bool = False,
     echo: Any = lambda s: None,
-    reference: Path | None = None,
+    reference: Path | Sequence[Path] | None = None,
 ) -> dict[str, Any]:
     """Run the testbed evaluation on every scenario (one at a time); returns the JSON result.
     The first of ``policies`` is the one evaluated (``utility_ratio_mean``/``_min``). With
@@ -339,7 +375,7 @@ def evaluate(
                               "engine": engine_id()}  # fmt: skip
     refs = {scn: load_reference(reference, scn) for scn in scenarios} if reference else {}
     if reference:  # every reference is read before the first run: a gap fails at once
-        result.update(reference=str(reference), sweep=None)
+        result.update(reference=", ".join(map(str, ref_dirs(reference))), sweep=None)
         made = {r.commit for r in refs.values() if r.commit}
         now = result["engine"]["commit"]
         if now and made - {now}:
@@ -441,18 +477,18 @@ def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
         raise click.BadParameter(str(exc), param_hint="--scenarios") from None
 
 
-def _reference_checks(reference: Path | None, names: list[str]) -> None:
+def _reference_checks(reference: Sequence[Path] | None, names: list[str]) -> None:
     """A missing or unusable reference fails here, before anything runs."""
     for name in names if reference else []:
         try:
-            load_reference(reference, name)  # type: ignore[arg-type]
+            load_reference(reference or (), name)
         except (OSError, ValueError) as exc:
             raise click.BadParameter(str(exc), param_hint="--reference") from None
 
 
 def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep: tuple[int, ...],
              repetitions: int, out: Path, resume: bool,
-             reference: Path | None = None) -> dict[str, Any]:  # fmt: skip
+             reference: Sequence[Path] | None = None) -> dict[str, Any]:  # fmt: skip
     names = names or default_scenarios()
     _testbed_checks(policies, names)
     _reference_checks(reference, names)
@@ -469,7 +505,7 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
 
 def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float,
            sweep: tuple[int, ...], repetitions: int, out: Path, resume: bool,
-           json_out: str | None, reference: Path | None = None) -> None:  # fmt: skip
+           json_out: str | None, reference: Sequence[Path] | None = None) -> None:  # fmt: skip
     from testbeds import ScenarioError
     from testbeds.suite import suite_scenarios
     from train.suite_eval import print_suite, run_suite
@@ -514,6 +550,14 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "scenario_list",
     multiple=True,
     help="One testbed scenario NAME[@PER_STREAM_RATE] (repeatable).",
+)
+@click.option(
+    "--scenario-file",
+    "scenario_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Testbed: the scenarios FILE lists, one per line, # comments; relative paths from "
+    "FILE's directory (repeatable; e.g. configs/sets/warmup10.txt).",
 )
 @click.option(
     "--duration", default=30.0, show_default=True, help="Testbed: seconds per run (sweep runs too)."
@@ -579,10 +623,11 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
 )
 @click.option(
     "--reference",
+    multiple=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
     help="Testbed: take the best fixed N, GD and BO of each scenario from DIR/NAME.json (an "
-    "earlier xfer evaluate --json of it) instead of running them again; only the policies run.",
+    "earlier xfer evaluate --json of it) instead of running them again; only the policies run. "
+    "Repeatable: the first DIR that holds NAME.json is used.",
 )
 @click.option(
     "--json",
@@ -594,18 +639,24 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     help="Print the result as JSON instead of a table; with FILE, also write it there.",
 )
 def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | None,
-                 scenario_list: tuple[str, ...], duration: float, sweep_text: str,
+                 scenario_list: tuple[str, ...], scenario_files: tuple[Path, ...],
+                 duration: float, sweep_text: str,
                  suite: str | None, set_name: str, repetitions: int, out_dir: str, resume: bool, networks: int, seed: int,
-                 sim_config: str | None, world_class: str | None, reference: Path | None,
-                 json_out: str | None) -> None:  # fmt: skip
+                 sim_config: str | None, world_class: str | None,
+                 reference: tuple[Path, ...], json_out: str | None) -> None:  # fmt: skip
     """Evaluate a policy against the best fixed stream count (a sweep of N), GD and BO, in the
     simulator or on emulated testbed scenarios: utility ratio, time to optimum, throughput."""
     names = [s.strip() for s in (scenarios or "").split(",") if s.strip()] + list(scenario_list)
+    for f in scenario_files:
+        try:
+            names += read_scenario_file(f)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--scenario-file") from None
     if suite:
         if names or sim:
             raise click.UsageError("--suite takes no --scenarios/--scenario and no --sim")
         _suite(policies or ("ppo",), suite, set_name, duration, parse_counts(sweep_text),
-               repetitions, Path(out_dir), resume, json_out, reference)  # fmt: skip
+               repetitions, Path(out_dir), resume, json_out, reference or None)  # fmt: skip
         return
     if sim is None:
         sim = not names
@@ -628,7 +679,7 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
     else:
         sweep = parse_counts(sweep_text)
         result = _testbed(policies or ("ppo",), names, duration, sweep, repetitions,
-                          Path(out_dir), resume, reference)  # fmt: skip
+                          Path(out_dir), resume, reference or None)  # fmt: skip
         if json_out is None:
             print_table(result)
     if json_out is not None:

@@ -26,6 +26,7 @@ The ``test`` set is for a candidate that is about to ship, once; choose on ``val
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,7 @@ def summarize_set(result: dict[str, Any]) -> dict[str, Any]:
 def run_suite(policies: tuple[str, ...], suite: str, set_name: str, duration_s: float,
               sweep: tuple[int, ...], out_dir: Path, *, repetitions: int = 1,
               resume: bool = False, echo: Any = lambda s: None,
-              reference: Path | None = None) -> dict[str, Any]:  # fmt: skip
+              reference: Path | Sequence[Path] | None = None) -> dict[str, Any]:  # fmt: skip
     """Evaluate ``policies[0]`` (against GD, BO and a sweep) on one set of a suite."""
     from testbeds.suite import load_suite, suite_scenarios
     from train.evaluate import evaluate

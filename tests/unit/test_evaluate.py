@@ -290,6 +290,13 @@ def test_reference_runs_only_the_policies_against_the_stored_yardstick(
     assert c["utility_ratio"] is None and c["run_ratios"] == [] and c["mean_utility"] == 40.0
     res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--reference", str(ref)])
     assert res.exit_code != 0 and "--reference goes with testbed" in res.output
+    empty = tmp_path / "empty-ref"  # repeated: the first DIR that holds NAME.json
+    empty.mkdir()
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args[:-1], "--reference", str(empty), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["reference"] == f"{ref}, {empty}"
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args[:4], "--reference", str(empty), "--json"])
+    assert res.exit_code != 0 and f"{empty}/my-net.json is missing" in res.output
 
 
 def test_reference_with_a_suite_reads_every_stored_scenario_first(
@@ -330,3 +337,34 @@ def test_world_class_all_is_the_screen_every_class_in_the_same_worlds() -> None:
     assert med["fixed:1"] < med["fixed:12"]
     table = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "fixed:4"])
     assert table.exit_code == 0 and "simulated screen" in table.output, table.output
+
+
+def test_a_scenario_file_lists_scenarios_from_its_own_directory(tmp_path: Path) -> None:
+    d = tmp_path / "sets"
+    d.mkdir()
+    f = d / "mine.txt"
+    f.write_text("# a set\n\n../suites/a.toml   # first\nhand-lan@50mbit\n/abs/b.toml\n")
+    assert ev.read_scenario_file(f) == [
+        str((tmp_path / "suites" / "a.toml").resolve()),
+        "hand-lan@50mbit",
+        "/abs/b.toml",
+    ]
+    (d / "empty.txt").write_text("# nothing\n")
+    with pytest.raises(ValueError, match="lists no scenario"):
+        ev.read_scenario_file(d / "empty.txt")
+    res = CliRunner().invoke(ev.evaluate_cmd, ["--scenario-file", str(d / "empty.txt")])
+    assert res.exit_code != 0 and "lists no scenario" in res.output
+
+
+def test_the_warmup10_set_resolves_and_each_scenario_has_a_yardstick() -> None:
+    """configs/sets/warmup10.txt: ten existing scenario files, each with a stored yardstick in
+    one of the three suites' validation references (searched in order)."""
+    root = Path(__file__).resolve().parents[2]
+    names = ev.read_scenario_file(root / "configs" / "sets" / "warmup10.txt")
+    assert len(names) == 10 and all(Path(n).is_file() for n in names)
+    refs = [root / "docs" / "results" / f"gen-v{k}-validation" for k in (3, 4, 6)]
+    found = {Path(n).stem: ev.load_reference(refs, n).path.parent.name for n in names}
+    assert found["gen-v3-v06"] == "gen-v3-validation"
+    assert found["gen-v6-v01"] == "gen-v6-validation"
+    with pytest.raises(FileNotFoundError, match="gen-v3-validation/gen-v6-v01.json is missing"):
+        ev.load_reference(refs[:1], names[4])
