@@ -69,7 +69,11 @@ loss was taken, -0.325 against ``ppo``). A see-saw at 0.1 % loss stays below it 
 next add of more than one stream continues the climb only if the MI just measured (at the
 probed count) lost less than ``climb_loss``; otherwise it is cut as well. Round 33's cut 1 -> 2
 at 17-20 % loss was followed by 2 -> 7 -> 12 at the same loss (gen-v2-v09, where 1-2 streams
-are best): the cap then shortened a bad climb by one MI only.
+are best): the cap then shortened a bad climb by one MI only. Measured in round 34 (gen-v2
+validation, 2 runs): it helps there (-0.093 -> -0.050) and costs more elsewhere. Policies that
+ask +5 in every MI at 4-5 % loss then creep up one stream per MI (2 -> 9 where 1-2 are best,
+gen-v2-v12 -0.192), where a whole +5 would have shown them the loss at once and they would
+have retreated. Not used since.
 """
 
 from __future__ import annotations
