@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The testbed chain a stream-policy candidate runs beside the shipped policy (issue #16's
+# protocol since round 32; docs/evaluation.md). Run it from a frozen worktree of the commit
+# whose round README states the rules, one chain at a time (no other testbed or CPU-heavy
+# work beside it):
+#
+#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [DRY=1] scripts/candidate-chain.sh
+#
+# 0. train.gates --target X must pass.
+# 1. gen-v2 validation, X beside ppo, 2 runs, order rotated: train.verdict --min-ustar 10
+#    --noninferior 0.05 (paired mean - 2 SE >= -0.05, X's minimum >= ppo's - 0.05).
+# 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), 3 runs: --margin 0.05, with
+#    the split by kind ("8+": the three where 8+ streams are best). Runs as a diagnostic (chooses
+#    nothing) if rule 1 failed.
+# 3. fig3, 3 repetitions: JFI >= 0.98 with the link >= 92 % used in every run.
+# 4. gen-v2 test, once, 2 runs, train.verdict --test: only if 1-3 pass and it can start by
+#    TEST_DEADLINE (unset: it does not run). Shipping is the caller's, by its README's rule.
+# Stops at the first failed rule (except 1, see 2). Every output is $R/*-$TAG.*; DRY=1 prints
+# the commands instead of running them.
+set -uo pipefail
+: "${X:?X=SPEC, the candidate}" "${TAG:?TAG=NAME, for the output files}"
+cd "$(dirname "$0")/.." && export PYTHONPATH=$PWD  # this checkout's code, scenarios, yardsticks
+R=${R:-/work/runs/$TAG}; H=docs/results; L="flock /tmp/xfer-netns.lock"
+mkdir -p "$R"
+run() { if [ -n "${DRY:-}" ]; then echo "+ $*"; else "$@"; fi; }
+to() { local f=$1; shift; if [ -n "${DRY:-}" ]; then echo "+ $* > $f"; else "$@" > "$f" 2>&1; fi; }
+verdict() { local f=$1; shift; to "$f" python3 -m train.verdict "$@"; local rc=$?; [ -z "${DRY:-}" ] && cat "$f"; return $rc; }
+stop() { echo "DONE $(date -u +%T): $1"; exit 0; }
+echo "$TAG = $X"
+to "$R/gates-$TAG.txt" python3 -m train.gates --target "$X" || stop "gates fail ($R/gates-$TAG.txt)"
+echo "rule 1 start $(date -u +%T)"
+to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
+  --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
+  --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
+verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --noninferior 0.05
+rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
+echo "rule 2 start $(date -u +%T)"
+REFS=(); for v in 3 4 6; do REFS+=(--reference "$H/gen-v$v-validation"); done
+to "$R/warmup10-$TAG.log" $L python3 -m xfer.cli evaluate --scenario-file configs/sets/warmup10.txt \
+  "${REFS[@]}" --policy "$X" --policy ppo --repeat 3 --out "$R/warmup10-$TAG" \
+  --json "$R/warmup10-$TAG.json"
+verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05
+rule2=$?
+for kind in "8+:gen-v4-v01 gen-v4-v02 gen-v6-v02 gen-v6-v03 gen-v6-v04 gen-v6-v05 gen-v6-v06" \
+            "rest:gen-v3-v06 gen-v4-v03 gen-v6-v01"; do
+  echo "kind ${kind%%:*}"
+  run python3 -m train.verdict "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 \
+    --exclude ${kind#*:} 2>&1 | tail -4
+done
+[ $rule1 = 0 ] && [ $rule2 = 0 ] || stop "rule 1 rc $rule1, rule 2 rc $rule2"
+echo "rule 3 start $(date -u +%T)"
+to "$R/fig3-$TAG.log" $L python3 -m xfer.cli experiment fig3 --policies "$X" --repetitions 3 \
+  --no-sweep --out "$R/fig3-$TAG"
+verdict_fig3() { to "$R/rule3-$TAG.txt" python3 $H/issue16-round14/fig3check.py "$R/fig3-$TAG" "$X"; }
+verdict_fig3 || stop "rule 3 fails ($R/rule3-$TAG.txt)"
+[ -n "${TEST_DEADLINE:-}" ] || stop "rules 1-3 pass; no TEST_DEADLINE: the test set waits"
+[ "$(date -u +%s)" -le "$(date -u -d "$TEST_DEADLINE" +%s)" ] || stop "rules 1-3 pass; past $TEST_DEADLINE"
+echo "rule 4 start $(date -u +%T)"
+to "$R/test-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set test \
+  --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-test --out "$R/test-gen-v2-$TAG" \
+  --json "$R/test-gen-v2-$TAG.json"
+verdict "$R/rule4-$TAG.txt" "$R/test-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --test
+stop "rule 4 rc $?"

@@ -1,0 +1,42 @@
+"""scripts/candidate-chain.sh, dry: the protocol's commands, in order, with the rules' flags."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "candidate-chain.sh"
+
+
+def _dry(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(SCRIPT)],
+        env={**os.environ, "DRY": "1", "R": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_chain_runs_the_four_rules_in_order_with_their_flags(tmp_path: Path) -> None:
+    out = _dry(tmp_path, X="warmup:cc=bbr:ppo", TAG="c", TEST_DEADLINE="23:59:59").stdout
+    cmds = [line[2:] for line in out.splitlines() if line.startswith("+ ")]
+    assert cmds[0].startswith("python3 -m train.gates --target warmup:cc=bbr:ppo")
+    assert "--suite gen-v2 --set validation" in cmds[1] and "--repeat 2" in cmds[1]
+    assert cmds[2].endswith(f"--min-ustar 10 --noninferior 0.05 > {tmp_path}/rule1-c.txt")
+    assert "--scenario-file configs/sets/warmup10.txt" in cmds[3] and "--repeat 3" in cmds[3]
+    assert cmds[3].count("--reference docs/results/gen-v") == 3
+    assert "--margin 0.05 >" in cmds[4]
+    assert "experiment fig3" in cmds[7] and "--repetitions 3" in cmds[7]
+    assert "--set test" in cmds[9] and cmds[10].endswith(f"--test > {tmp_path}/rule4-c.txt")
+    assert all("flock /tmp/xfer-netns.lock" in c for c in (cmds[1], cmds[3], cmds[7], cmds[9]))
+    # without a deadline the test set waits
+    out = _dry(tmp_path, X="ppo", TAG="c").stdout
+    assert "--set test" not in out and "no TEST_DEADLINE: the test set waits" in out
+
+
+def test_the_chain_wants_a_candidate_and_a_tag(tmp_path: Path) -> None:
+    res = _dry(tmp_path, TAG="c")
+    assert res.returncode != 0 and "X=SPEC" in res.stderr
