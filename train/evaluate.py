@@ -293,7 +293,11 @@ def read_scenario_file(path: Path) -> list[str]:
             continue
         name, at, rate = spec.partition("@")
         if name.endswith(".toml") and not Path(name).is_absolute():
-            name = str((path.parent / name).resolve())
+            full = (path.parent / name).resolve()
+            # relative to the working directory where it lies below it: the result's keys then
+            # read as --scenario's (configs/suites/...), not as one machine's absolute paths
+            cwd = Path.cwd().resolve()
+            name = str(full.relative_to(cwd) if full.is_relative_to(cwd) else full)
         out.append(name + at + rate)
     if not out:
         raise ValueError(f"{path}: lists no scenario")

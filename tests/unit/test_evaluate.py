@@ -356,15 +356,20 @@ def test_a_scenario_file_lists_scenarios_from_its_own_directory(tmp_path: Path) 
     assert res.exit_code != 0 and "lists no scenario" in res.output
 
 
-def test_the_warmup10_set_resolves_and_each_scenario_has_a_yardstick() -> None:
+def test_the_warmup10_set_resolves_and_each_scenario_has_a_yardstick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """configs/sets/warmup10.txt: ten existing scenario files, each with a stored yardstick in
-    one of the three suites' validation references (searched in order)."""
+    one of the three suites' validation references (searched in order); from the checkout's
+    root they read as configs/suites/... ."""
     root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
     names = ev.read_scenario_file(root / "configs" / "sets" / "warmup10.txt")
-    assert len(names) == 10 and all(Path(n).is_file() for n in names)
+    assert len(names) == 10 and all((Path.cwd() / n).is_file() for n in names)
     refs = [root / "docs" / "results" / f"gen-v{k}-validation" for k in (3, 4, 6)]
     found = {Path(n).stem: ev.load_reference(refs, n).path.parent.name for n in names}
     assert found["gen-v3-v06"] == "gen-v3-validation"
+    assert names[0] == "configs/suites/gen-v3/validation/gen-v3-v06.toml"
     assert found["gen-v6-v01"] == "gen-v6-validation"
     with pytest.raises(FileNotFoundError, match="gen-v3-validation/gen-v6-v01.json is missing"):
         ev.load_reference(refs[:1], names[4])
