@@ -187,7 +187,7 @@ class StartGate:
         self.peak = max(self.peak, loss)
         cut = self.cut
         if proposed > self.current + 1:
-            proposed = self._cap(proposed, signals)
+            proposed = self._cap(proposed, loss)
         starting = self.starting(signals)
         if proposed > self.current and starting:
             self.deferred += 1
@@ -208,8 +208,9 @@ class StartGate:
         self.current = proposed
         return proposed
 
-    def _cap(self, proposed: int, signals: SignalVector) -> int:
-        """An add of more than one stream, cut to one by ``probe`` or ``climb`` if they apply."""
+    def _cap(self, proposed: int, loss: float) -> int:
+        """An add of more than one stream, cut to one by ``probe`` or ``climb`` if they apply;
+        ``loss``: the MI just measured's (unknown: 0)."""
         one = self.config.clip(self.current + 1)
         if self.wc.probe and self.still >= self.wc.probe:
             self.capped += 1
@@ -220,11 +221,10 @@ class StartGate:
         if self.last_dir > 0:  # continues a climb, unless the last add was a probe that lost
             if not (wc.climb_probe and self.probing):
                 return proposed
-            lost = (signals.loss_rate or 0.0) >= wc.climb_loss
+            lost = loss >= wc.climb_loss
         else:
             fresh = self.last_dir < 0 or self.held or wc.climb == 2
-            loss = self.peak if wc.climb_peak else signals.loss_rate or 0.0
-            lost = fresh and loss >= wc.climb_loss
+            lost = fresh and (self.peak if wc.climb_peak else loss) >= wc.climb_loss
         if lost:
             self.cut += 1
             return one

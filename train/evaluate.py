@@ -286,7 +286,7 @@ def read_scenario_file(path: Path) -> list[str]:
     """The scenarios ``path`` lists (``--scenario-file``): one per line, ``#`` starts a comment;
     a relative path is taken from ``path``'s directory, a bare name is a named scenario.
     ValueError when it lists none."""
-    out = []
+    out, cwd = [], Path.cwd().resolve()
     for line in path.read_text().splitlines():
         spec = line.split("#", 1)[0].strip()
         if not spec:
@@ -296,7 +296,6 @@ def read_scenario_file(path: Path) -> list[str]:
             full = (path.parent / name).resolve()
             # relative to the working directory where it lies below it: the result's keys then
             # read as --scenario's (configs/suites/...), not as one machine's absolute paths
-            cwd = Path.cwd().resolve()
             name = str(full.relative_to(cwd) if full.is_relative_to(cwd) else full)
         out.append(name + at + rate)
     if not out:
@@ -317,12 +316,13 @@ def load_reference(reference: Path | Sequence[Path], spec: str) -> Reference:
     dirs = ref_dirs(reference)
     if not dirs:
         raise ValueError("no reference directory given")
-    path = next((d / f"{name}.json" for d in dirs if (d / f"{name}.json").is_file()),
-                dirs[0] / f"{name}.json")  # fmt: skip
+    files = [d / f"{name}.json" for d in dirs]
+    found = next((f for f in files if f.is_file()), None)
+    path = found or files[0]
     how = (f"make it with: xfer evaluate --scenario {spec} --policy gd --policy bo "
            f"--repeat 2 --json {path}")  # fmt: skip
-    if not path.is_file():
-        where = " or ".join(str(d / f"{name}.json") for d in dirs)
+    if found is None:
+        where = " or ".join(map(str, files))
         raise FileNotFoundError(f"no reference for {name}: {where} is missing; {how}")
     try:
         data = json.loads(path.read_text())
