@@ -1,7 +1,12 @@
-"""Round 35: the simulator's clone of gen-v2-v01/v06/v15 at fixed N, first MIs and steady."""
+"""Round 35: the simulator's clone of gen-v2-v01/v06/v15 at fixed N (first MIs and steady),
+with default parameters, and v06 again as the onoff recipe's LAN worlds are drawn (floor.toml:
+a 64-packet queue floor, the testbed's, and congestion loss saturating at 0.09)."""
 import numpy as np
-from train.sim import SimConfig, Simulator, fixed_params
+from train.sim import MSS_BITS, SimConfig, Simulator, fixed_params
+
+need = 64 * MSS_BITS / (1.676e9 * 0.00011)  # the testbed's 64-packet floor, in BDPs
 W = {"v06": dict(capacity=1.676e9, rtt=0.00011, buffer=0.92, cc=1),
+     "v06-floor": dict(capacity=1.676e9, rtt=0.00011, buffer=need, queue_extra=need - 0.92, cc=1, cong_sat=0.09),
      "v01": dict(capacity=2.604e9, rtt=0.00167, buffer=0.86, cc=2, bbr_own=1.0),
      "v15": dict(capacity=0.158e9, rtt=0.004, buffer=1.9, cc=0, loss=0.0023)}
 for w, kw in W.items():
