@@ -4,7 +4,7 @@
 # whose round README states the rules, one chain at a time (no other testbed or CPU-heavy
 # work beside it):
 #
-#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [DRY=1] scripts/candidate-chain.sh
+#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [AGREE=D] [DRY=1] scripts/candidate-chain.sh
 #
 # 0. train.gates --target X must pass.
 # 1. gen-v2 validation, X beside ppo, 2 runs, order rotated: train.verdict --min-ustar 10
@@ -15,6 +15,9 @@
 # 3. fig3, 3 repetitions: JFI >= 0.98 with the link >= 92 % used in every run.
 # 4. gen-v2 test, once, 2 runs, train.verdict --test: only if 1-3 pass and it can start by
 #    TEST_DEADLINE (unset: it does not run). Shipping is the caller's, by its README's rule.
+# AGREE=D (unset: every scenario) reads rules 1 and 2's minimums only over scenarios whose runs
+# agree within D (train.verdict --agree; round 35: gen-v3-v06's ratio swings -0.5..+0.2 at the
+# same counts with its rivals' loss). A round's README names it before its candidate runs.
 # Stops at the first failed rule (except 1, see 2). Every output is $R/*-$TAG.*; DRY=1 prints
 # the commands instead of running them.
 set -uo pipefail
@@ -22,6 +25,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." && export PYTHONPATH=$PWD  # this checkout's code, scenarios, yardsticks
 R=${R:-/work/runs/$TAG}; H=docs/results; L="flock /tmp/xfer-netns.lock"
 mkdir -p "$R"
+AG=(); [ -n "${AGREE:-}" ] && AG=(--agree "$AGREE")
 run() { if [ -n "${DRY:-}" ]; then echo "+ $*"; else "$@"; fi; }
 to() { local f=$1; shift; if [ -n "${DRY:-}" ]; then echo "+ $* > $f"; else "$@" > "$f" 2>&1; fi; }
 verdict() { local f=$1; shift; to "$f" python3 -m train.verdict "$@"; local rc=$?; [ -z "${DRY:-}" ] && cat "$f"; return $rc; }
@@ -32,20 +36,20 @@ echo "rule 1 start $(date -u +%T)"
 to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
   --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
   --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
-verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --noninferior 0.05
+verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --noninferior 0.05 "${AG[@]}"
 rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
 echo "rule 2 start $(date -u +%T)"
 REFS=(); for v in 3 4 6; do REFS+=(--reference "$H/gen-v$v-validation"); done
 to "$R/warmup10-$TAG.log" $L python3 -m xfer.cli evaluate --scenario-file configs/sets/warmup10.txt \
   "${REFS[@]}" --policy "$X" --policy ppo --repeat 3 --out "$R/warmup10-$TAG" \
   --json "$R/warmup10-$TAG.json"
-verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05
+verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 "${AG[@]}"
 rule2=$?
 for kind in "8+:gen-v4-v01 gen-v4-v02 gen-v6-v02 gen-v6-v03 gen-v6-v04 gen-v6-v05 gen-v6-v06" \
             "rest:gen-v3-v06 gen-v4-v03 gen-v6-v01"; do
   echo "kind ${kind%%:*}"
   run python3 -m train.verdict "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 \
-    --exclude ${kind#*:} 2>&1 | tail -4
+    "${AG[@]}" --exclude ${kind#*:} 2>&1 | tail -4
 done
 [ $rule1 = 0 ] && [ $rule2 = 0 ] || stop "rule 1 rc $rule1, rule 2 rc $rule2"
 echo "rule 3 start $(date -u +%T)"

@@ -40,3 +40,15 @@ def test_the_chain_runs_the_four_rules_in_order_with_their_flags(tmp_path: Path)
 def test_the_chain_wants_a_candidate_and_a_tag(tmp_path: Path) -> None:
     res = _dry(tmp_path, TAG="c")
     assert res.returncode != 0 and "X=SPEC" in res.stderr
+
+
+def test_agree_reads_rules_1_and_2_minimums_where_runs_agree_and_not_the_test_sets(
+    tmp_path: Path,
+) -> None:
+    env = {"X": "ppo", "TAG": "c", "TEST_DEADLINE": "23:59:59"}
+    plain = _dry(tmp_path, **env).stdout
+    assert "--agree" not in plain
+    cmds = [line[2:] for line in _dry(tmp_path, AGREE="0.3", **env).stdout.splitlines()]
+    verdicts = [c for c in cmds if c.startswith("python3 -m train.verdict")]
+    assert [("--agree 0.3" in c) for c in verdicts] == [True, True, True, True, False]
+    assert verdicts[-1].endswith(f"--test > {tmp_path}/rule4-c.txt")
