@@ -48,7 +48,8 @@ def test_agree_reads_rules_1_and_2_minimums_where_runs_agree_and_not_the_test_se
     env = {"X": "ppo", "TAG": "c", "TEST_DEADLINE": "23:59:59"}
     plain = _dry(tmp_path, **env).stdout
     assert "--agree" not in plain
-    cmds = [line[2:] for line in _dry(tmp_path, AGREE="0.3", **env).stdout.splitlines()]
+    out = _dry(tmp_path, AGREE="0.3", **env).stdout
+    cmds = [line[2:] for line in out.splitlines() if line.startswith("+ ")]
     verdicts = [c for c in cmds if c.startswith("python3 -m train.verdict")]
     assert [("--agree 0.3" in c) for c in verdicts] == [True, True, True, True, False]
     assert verdicts[-1].endswith(f"--test > {tmp_path}/rule4-c.txt")

@@ -1,8 +1,12 @@
 """Round 35: what each member asks on the first MI (2 streams, nothing decided yet) of every
 logged run of a set. python3 first35.py SET_DIR [SET_DIR...]"""
-import glob, json, sys
+import glob
+import json
+import sys
+
 import numpy as np
 from policy.base import ControllerConfig, make_controller
+from policy.ppo import ACTIONS
 from policy.signals import SignalVector
 
 FIELDS = ("t", "mi_s", "streams", "throughput_bps", "goodput_bps", "loss_rate", "rtt_ms",
@@ -11,17 +15,17 @@ C = "policy/weights/candidates/"
 MEMBERS = {"ppo-h": C + "hold-s2.pt", "ppo-o": C + "onoff-s4.pt",
            "bo-h": C + "hold-bo32-s2.pt", "bo-o": C + "onoff-bo32-s5.pt",
            "cl-h": C + "hold-cl34-s5.pt", "cl-o": C + "onoff-cl34-s4.pt"}
-from policy.ppo import ACTIONS
 ACT = np.array(ACTIONS)
 print(f"{'scenario':12s} {'run':10s} {'loss%':>6s} {'rtt/min ms':>12s} " + " ".join(f"{k:>11s}" for k in MEMBERS))
 print(" " * 43 + "  (each: P(+5)/P(+1) argmax)")
 for d in sys.argv[1:]:
     for scen in sorted(glob.glob(d + "/*/")):
         for f in sorted(glob.glob(scen + "logs/*/r*-t1.jsonl"))[:4]:
-            r = next(json.loads(l) for l in open(f) if '"interval"' in l)
+            with open(f) as fh:
+                r = next(json.loads(line) for line in fh if '"interval"' in line)
             s = SignalVector(**{k: r[k] for k in FIELDS})
             cells = []
-            for k, p in MEMBERS.items():
+            for _k, p in MEMBERS.items():
                 c = make_controller("ppo:" + p, ControllerConfig(max_streams=64))
                 pr = c.probabilities(c.features.push(s))
                 cells.append(f"{pr[0]:.2f}/{pr[1]:.2f} {ACT[int(np.argmax(pr))]:+d}")

@@ -15,7 +15,8 @@ files = []
 for r in range(27, 36):
     for f in sorted(glob.glob(f"docs/results/issue16-round{r}/*.json")):
         try:
-            d = json.load(open(f))
+            with open(f) as fh:
+                d = json.load(fh)
         except (OSError, ValueError):
             continue
         if not isinstance(d, dict) or "scenarios" not in d:
@@ -28,7 +29,7 @@ for r in range(27, 36):
                 got = True
         if got:
             files.append(f)
-print(f"{len(files)} files: " + " ".join(Path(f).parent.name[12:] + "/" + Path(f).name for f in files))
+print(f"{len(files)} files: " + " ".join(Path(f).parent.name[8:] + "/" + Path(f).name for f in files))
 print(f"{'scenario':14s} {'runs':>4s} {'mean':>7s} {'sd':>6s} {'min':>7s} {'max':>7s}")
 sds = []
 for k in sorted(runs):
