@@ -45,6 +45,8 @@ to "$R/warmup10-$TAG.log" $L python3 -m xfer.cli evaluate --scenario-file config
   --json "$R/warmup10-$TAG.json"
 verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 "${AG[@]}"
 rule2=$?
+# Each kind is LABEL:the scenarios --exclude drops; the label names the ones that remain
+# ("8+": gen-v3-v06, gen-v4-v03, gen-v6-v01, where 8+ streams are best).
 for kind in "8+:gen-v4-v01 gen-v4-v02 gen-v6-v02 gen-v6-v03 gen-v6-v04 gen-v6-v05 gen-v6-v06" \
             "rest:gen-v3-v06 gen-v4-v03 gen-v6-v01"; do
   echo "kind ${kind%%:*}"
