@@ -4,12 +4,13 @@
 # whose round README states the rules, one chain at a time (no other testbed or CPU-heavy
 # work beside it):
 #
-#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [AGREE=D] [DRY=1] scripts/candidate-chain.sh
+#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [AGREE=D] [RUNS2=N] [FROM=2] [DRY=1] \
+#     scripts/candidate-chain.sh
 #
 # 0. train.gates --target X must pass.
 # 1. gen-v2 validation, X beside ppo, 2 runs, order rotated: train.verdict --min-ustar 10
 #    --noninferior 0.05 (paired mean - 2 SE >= -0.05, X's minimum >= ppo's - 0.05).
-# 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), 3 runs: --margin 0.05, with
+# 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), RUNS2 runs (default 3): --margin 0.05, with
 #    the split by kind ("8+": the three where 8+ streams are best). Runs as a diagnostic (chooses
 #    nothing) if rule 1 failed.
 # 3. fig3, 3 repetitions: JFI >= 0.98 with the link >= 92 % used in every run.
@@ -18,6 +19,8 @@
 # AGREE=D (unset: every scenario) reads rules 1 and 2's minimums only over scenarios whose runs
 # agree within D (train.verdict --agree; round 35: gen-v3-v06's ratio swings -0.5..+0.2 at the
 # same counts with its rivals' loss). A round's README names it before its candidate runs.
+# FROM=2 starts at rule 2 (after the gates): only where a round's README says, before it runs,
+# that rule 1's result on fresh runs of this same candidate stands (round 36: C35's round 35).
 # Stops at the first failed rule (except 1, see 2). Every output is $R/*-$TAG.*; DRY=1 prints
 # the commands instead of running them.
 set -uo pipefail
@@ -32,16 +35,19 @@ verdict() { local f=$1; shift; to "$f" python3 -m train.verdict "$@"; local rc=$
 stop() { echo "DONE $(date -u +%T): $1"; exit 0; }
 echo "$TAG = $X"
 to "$R/gates-$TAG.txt" python3 -m train.gates --target "$X" || stop "gates fail ($R/gates-$TAG.txt)"
+rule1=0
+if [ "${FROM:-1}" = 2 ]; then echo "rule 1 not run (FROM=2): its earlier result stands"; else
 echo "rule 1 start $(date -u +%T)"
 to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
   --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
   --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
 verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --noninferior 0.05 "${AG[@]}"
 rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
+fi
 echo "rule 2 start $(date -u +%T)"
 REFS=(); for v in 3 4 6; do REFS+=(--reference "$H/gen-v$v-validation"); done
 to "$R/warmup10-$TAG.log" $L python3 -m xfer.cli evaluate --scenario-file configs/sets/warmup10.txt \
-  "${REFS[@]}" --policy "$X" --policy ppo --repeat 3 --out "$R/warmup10-$TAG" \
+  "${REFS[@]}" --policy "$X" --policy ppo --repeat "${RUNS2:-3}" --out "$R/warmup10-$TAG" \
   --json "$R/warmup10-$TAG.json"
 verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 "${AG[@]}"
 rule2=$?

@@ -53,3 +53,13 @@ def test_agree_reads_rules_1_and_2_minimums_where_runs_agree_and_not_the_test_se
     verdicts = [c for c in cmds if c.startswith("python3 -m train.verdict")]
     assert [("--agree 0.3" in c) for c in verdicts] == [True, True, True, True, False]
     assert verdicts[-1].endswith(f"--test > {tmp_path}/rule4-c.txt")
+
+
+def test_from_2_skips_rule_1_and_runs2_sets_warmup10s_runs(tmp_path: Path) -> None:
+    out = _dry(tmp_path, X="ppo", TAG="c", FROM="2", RUNS2="5", TEST_DEADLINE="23:59:59").stdout
+    cmds = [line[2:] for line in out.splitlines() if line.startswith("+ ")]
+    assert cmds[0].startswith("python3 -m train.gates")
+    assert not any("--set validation" in c or "rule1-c" in c for c in cmds)
+    assert "warmup10.txt" in cmds[1] and "--repeat 5" in cmds[1]
+    assert "rule 1 not run (FROM=2)" in out
+    assert any("experiment fig3" in c for c in cmds) and "--set test" in cmds[-2]
