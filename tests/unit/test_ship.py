@@ -175,3 +175,42 @@ def test_ships_an_ensemble_with_a_warmup_that_ppo_applies_itself(tmp_path: Path)
         assert paths[0] == paths[1], cc
         assert (paths[0] != paths[2]) is deferred, (cc, paths)
         assert (ctrls[0].warmup.deferred > 0) is deferred  # type: ignore[attr-defined]
+
+
+def test_the_shipped_file_decides_as_its_record_says() -> None:
+    """``policy/weights/default.json`` names the members, rule and warm-up of the shipped
+    bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
+    a 150-ms BBR path whose rate grows with the count, and beside 1 % loss that others cause
+    (the record is how anyone rebuilds a policy that shipped once)."""
+    import pytest
+
+    from policy.base import ControllerConfig, make_controller
+    from policy.ppo import DEFAULT_CHECKPOINT
+    from policy.signals import SignalVector
+
+    if not DEFAULT_CHECKPOINT.exists():
+        pytest.skip("no shipped default checkpoint yet")
+    root = Path(__file__).parents[2]
+    rec = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["shipped"]
+    assert rec["kind"] == "ensemble" and rec["rule"] == "mean" and not rec.get("judge")
+    spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
+    if rec.get("warmup"):
+        spec = "warmup:" + ",".join(f"{k}={v}" for k, v in rec["warmup"].items()) + ":" + spec
+    for rtt, cc, loss, per_stream in ((40.0, "cubic", 0.0, 50.0), (150.0, "bbr", 0.0, 50.0),
+                                      (150.0, "bbr", 0.01, 20.0)):  # fmt: skip
+        paths = []
+        for s in (spec, "ppo"):
+            c = make_controller(s, ControllerConfig(max_streams=64))
+            n, path = c.initial(), []
+            for t in range(16):
+                bps = min(per_stream * n, 950.0) * 1e6
+                sig = SignalVector(
+                    t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=bps, goodput_bps=bps,
+                    loss_rate=loss, rtt_ms=rtt, min_rtt_ms=rtt, rtt_gradient=0.0,
+                    rtt_ratio=1.0, cc=cc,
+                )  # fmt: skip
+                n = c.decide(sig)
+                path.append(n)
+            paths.append(path)
+        assert paths[0] == paths[1], (rtt, cc, loss, paths)
+        assert len(set(paths[0])) > 1 or loss, paths  # the comparison covers changes

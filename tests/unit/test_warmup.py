@@ -15,7 +15,9 @@ from tests.unit.test_judge import Climb
 
 _CAND = Path(__file__).parents[2] / "policy/weights/candidates"
 ROUND13 = f"ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
-"""Round 13's bundle without the warm-up the shipped file carries since round 26."""
+"""Round 13's bundle without the warm-up the shipped file carried from round 26."""
+ROUND26 = f"warmup:cc=bbr:{ROUND13}"
+"""The policy shipped in rounds 26-35: round 13's bundle with ``cc=bbr`` inside the file."""
 
 
 class Descend(Climb):
@@ -84,9 +86,9 @@ def test_cc_bbr_applies_only_to_bbr_streams() -> None:
 def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
     """Round 13's bundle on a 40-ms path whose throughput grows with the count: the same
     decisions with and without the warm-up, even with any cc (the rule cannot cost fig1's
-    ramp), and the shipped file (which carries ``cc=bbr``) decides as they do."""
+    ramp), and round 26's (``cc=bbr``) decides as they do."""
     paths = []
-    for spec in (ROUND13, f"warmup:{ROUND13}", "ppo"):
+    for spec in (ROUND13, f"warmup:{ROUND13}", ROUND26):
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for i in range(12):
@@ -100,26 +102,18 @@ def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
 def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
     """`warmup:cc=bbr` around round 13's bundle on a 150-ms path with cubic streams decides
     as the bundle does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it
-    is round 13's policy, and with BBR streams on the same path it holds the first adds back.
-    The shipped file (round 26) is that warm-up inside the bundle: the same decisions."""
-    w = f"warmup:cc=bbr:{ROUND13}"
+    is round 13's policy, and with BBR streams on the same path it holds the first adds back."""
+    w = ROUND26
     paths = {}
-    for spec, cc in (
-        (ROUND13, "cubic"),
-        (w, "cubic"),
-        (w, "bbr"),
-        ("ppo", "cubic"),
-        ("ppo", "bbr"),
-    ):
+    for spec, cc in ((ROUND13, "cubic"), (w, "cubic"), (w, "bbr")):
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for i in range(12):
             n = c.decide(_sig(i + 1.0, n, 150.0, cc=cc, mbit=min(50.0 * n, 950.0)))
             path.append(n)
         paths[spec, cc] = path
-    assert paths[w, "cubic"] == paths[ROUND13, "cubic"] == paths["ppo", "cubic"]
+    assert paths[w, "cubic"] == paths[ROUND13, "cubic"]
     assert paths[w, "bbr"][:2] == [2, 2] != paths[ROUND13, "cubic"][:2]
-    assert paths["ppo", "bbr"] == paths[w, "bbr"]
 
 
 def test_options_and_errors() -> None:
@@ -197,7 +191,7 @@ def test_carry_around_round13_on_a_long_bbr_path() -> None:
 
     carry = f"warmup:cc=bbr,carry=1:{ROUND13}"
     assert run(carry, "cubic") == run(ROUND13, "cubic")
-    dropped = run("ppo", "bbr")
+    dropped = run(ROUND26, "bbr")
     assert max(dropped) == 2
     carried = run(carry, "bbr")
     assert carried[:3] == [2, 2, 7] and max(carried) > 7
