@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -307,8 +308,11 @@ def test_guard_settle_rtts_waits_for_the_start_up() -> None:
     )
 
 
-CANDIDATE27 = "guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:ppo"
-"""Round 27's candidate: the guard where the shipped warm-up acts, reading after start-up."""
+_CAND = Path(__file__).parents[2] / "policy/weights/candidates"
+ROUND26 = f"warmup:cc=bbr:ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
+"""The policy shipped in rounds 26-35 (round 13's bundle with ``cc=bbr`` inside the file)."""
+CANDIDATE27 = f"guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:{ROUND26}"
+"""Round 27's candidate: the guard where round 26's warm-up acts, reading after start-up."""
 
 
 def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controller, list[int]]:
@@ -338,14 +342,14 @@ def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controlle
 
 
 def test_round27_candidate_is_the_shipped_policy_where_the_warm_up_does_not_act() -> None:
-    """Around the shipped bundle, the gated guard decides as ``ppo`` MI for MI on cubic
-    streams and on short paths (every gate other than our BBR above 62.5 ms), and on a long
-    BBR path it probes, reading each raised level after the start-up."""
+    """Around round 26's bundle, the gated guard decides as the bundle does MI for MI on
+    cubic streams and on short paths (every gate other than our BBR above 62.5 ms), and on a
+    long BBR path it probes, reading each raised level after the start-up."""
     for rtt, cc in ((150.0, "cubic"), (40.0, "bbr")):
         g, path = world_path(CANDIDATE27, rtt, cc)
         assert isinstance(g, Guard)
-        assert g.probes == 0 and path == world_path("ppo", rtt, cc)[1], (rtt, cc)
+        assert g.probes == 0 and path == world_path(ROUND26, rtt, cc)[1], (rtt, cc)
     g, path = world_path(CANDIDATE27, 150.0, "bbr")
     assert isinstance(g, Guard)
-    alone = world_path("ppo", 150.0, "bbr")[1]
+    alone = world_path(ROUND26, 150.0, "bbr")[1]
     assert g.probes >= 1 and sum(path) > sum(alone), (path, alone)

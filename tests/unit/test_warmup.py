@@ -10,14 +10,12 @@ from policy.base import ControllerConfig, make_controller, register
 from policy.signals import SignalVector
 from policy.warmup import Warmup, WarmupConfig
 from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
-from tests.unit.test_guard import world_path
+from tests.unit.test_guard import ROUND26, world_path
 from tests.unit.test_judge import Climb
 
 _CAND = Path(__file__).parents[2] / "policy/weights/candidates"
 ROUND13 = f"ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
-"""Round 13's bundle without the warm-up the shipped file carried from round 26."""
-ROUND26 = f"warmup:cc=bbr:{ROUND13}"
-"""The policy shipped in rounds 26-35: round 13's bundle with ``cc=bbr`` inside the file."""
+"""Round 13's bundle without the warm-up the shipped file carried from round 26 (ROUND26)."""
 
 
 class Descend(Climb):
