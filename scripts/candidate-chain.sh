@@ -10,9 +10,9 @@
 # 0. train.gates --target X must pass.
 # 1. gen-v2 validation, X beside ppo, 2 runs, order rotated: train.verdict --min-ustar 10
 #    --noninferior 0.05 (paired mean - 2 SE >= -0.05, X's minimum >= ppo's - 0.05).
-# 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), RUNS2 runs (default 3): --margin 0.05, with
-#    the split by kind ("8+": the three where 8+ streams are best). Runs as a diagnostic (chooses
-#    nothing) if rule 1 failed.
+# 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), RUNS2 runs (default 3):
+#    --margin 0.05, with the split by kind ("8+": the three where 8+ streams are best). Runs as
+#    a diagnostic (chooses nothing) if rule 1 failed.
 # 3. fig3, 3 repetitions: JFI >= 0.98 with the link >= 92 % used in every run.
 # 4. gen-v2 test, once, 2 runs, train.verdict --test: only if 1-3 pass and it can start by
 #    TEST_DEADLINE (unset: it does not run). Shipping is the caller's, by its README's rule.

@@ -341,7 +341,7 @@ def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controlle
     return g, path
 
 
-def test_round27_candidate_is_the_shipped_policy_where_the_warm_up_does_not_act() -> None:
+def test_round27_candidate_is_round26s_policy_where_the_warm_up_does_not_act() -> None:
     """Around round 26's bundle, the gated guard decides as the bundle does MI for MI on
     cubic streams and on short paths (every gate other than our BBR above 62.5 ms), and on a
     long BBR path it probes, reading each raised level after the start-up."""

@@ -81,7 +81,7 @@ def test_cc_bbr_applies_only_to_bbr_streams() -> None:
     assert _path("warmup:cc=bbr:test-climb", 150.0, 2, cc=None)[1] == [6, 11]
 
 
-def test_around_the_shipped_policy_on_fig1s_path_nothing_changes() -> None:
+def test_around_round13s_bundle_on_fig1s_path_nothing_changes() -> None:
     """Round 13's bundle on a 40-ms path whose throughput grows with the count: the same
     decisions with and without the warm-up, even with any cc (the rule cannot cost fig1's
     ramp), and round 26's (``cc=bbr``) decides as they do."""
