@@ -36,13 +36,16 @@ stop() { echo "DONE $(date -u +%T): $1"; exit 0; }
 echo "$TAG = $X"
 to "$R/gates-$TAG.txt" python3 -m train.gates --target "$X" || stop "gates fail ($R/gates-$TAG.txt)"
 rule1=0
-if [ "${FROM:-1}" = 2 ]; then echo "rule 1 not run (FROM=2): its earlier result stands"; else
-echo "rule 1 start $(date -u +%T)"
-to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
-  --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
-  --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
-verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --noninferior 0.05 "${AG[@]}"
-rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
+if [ "${FROM:-1}" = 2 ]; then
+  echo "rule 1 not run (FROM=2): its earlier result stands"
+else
+  echo "rule 1 start $(date -u +%T)"
+  to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
+    --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
+    --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
+  verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 \
+    --noninferior 0.05 "${AG[@]}"
+  rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
 fi
 echo "rule 2 start $(date -u +%T)"
 REFS=(); for v in 3 4 6; do REFS+=(--reference "$H/gen-v$v-validation"); done

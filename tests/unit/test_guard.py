@@ -309,19 +309,24 @@ def test_guard_settle_rtts_waits_for_the_start_up() -> None:
 
 
 _CAND = Path(__file__).parents[2] / "policy/weights/candidates"
-ROUND26 = f"warmup:cc=bbr:ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
+ROUND13 = f"ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
+"""Round 13's bundle without the warm-up the shipped file carried from round 26 (ROUND26)."""
+ROUND26 = f"warmup:cc=bbr:{ROUND13}"
 """The policy shipped in rounds 26-35 (round 13's bundle with ``cc=bbr`` inside the file)."""
 CANDIDATE27 = f"guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:{ROUND26}"
 """Round 27's candidate: the guard where round 26's warm-up acts, reading after start-up."""
 
 
-def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controller, list[int]]:
-    """The controller ``spec`` in a world of 20 Mbit/s per stream (a per-stream cap) up to
-    1 Gbit/s, with 1 % loss that others cause (also ``test_warmup``'s)."""
+def world_path(
+    spec: str, rtt: float, cc: str, mis: int = 40, loss: float = 0.01, per_stream: float = 20.0
+) -> tuple[Controller, list[int]]:
+    """The controller ``spec`` in a world of ``per_stream`` Mbit/s per stream (a per-stream
+    cap) up to 1 Gbit/s, with ``loss`` that others cause (also ``test_warmup``'s and
+    ``test_ship``'s)."""
     g = make_controller(spec, ControllerConfig(max_streams=64))
     n, path = g.initial(), []
     for t in range(mis):
-        mbit = min(20.0 * n, 1000.0)
+        mbit = min(per_stream * n, 1000.0)
         n = g.decide(
             SignalVector(
                 t=t + 1.0,
@@ -329,7 +334,7 @@ def world_path(spec: str, rtt: float, cc: str, mis: int = 40) -> tuple[Controlle
                 streams=n,
                 throughput_bps=mbit * 1e6,
                 goodput_bps=mbit * 1e6,
-                loss_rate=0.01,
+                loss_rate=loss,
                 rtt_ms=rtt,
                 min_rtt_ms=rtt,
                 rtt_gradient=0.0,

@@ -182,14 +182,10 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
     bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
     a 150-ms BBR path whose rate grows with the count, and beside 1 % loss that others cause
     (the record is how anyone rebuilds a policy that shipped once)."""
-    import pytest
-
-    from policy.base import ControllerConfig, make_controller
     from policy.ppo import DEFAULT_CHECKPOINT
-    from policy.signals import SignalVector
+    from tests.unit.test_guard import world_path
 
-    if not DEFAULT_CHECKPOINT.exists():
-        pytest.skip("no shipped default checkpoint yet")
+    assert DEFAULT_CHECKPOINT.exists(), "the repository ships policy/weights/default.pt"
     root = Path(__file__).parents[2]
     rec = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["shipped"]
     assert rec["kind"] == "ensemble" and rec["rule"] == "mean" and not rec.get("judge")
@@ -198,19 +194,6 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
         spec = "warmup:" + ",".join(f"{k}={v}" for k, v in rec["warmup"].items()) + ":" + spec
     for rtt, cc, loss, per_stream in ((40.0, "cubic", 0.0, 50.0), (150.0, "bbr", 0.0, 50.0),
                                       (150.0, "bbr", 0.01, 20.0)):  # fmt: skip
-        paths = []
-        for s in (spec, "ppo"):
-            c = make_controller(s, ControllerConfig(max_streams=64))
-            n, path = c.initial(), []
-            for t in range(16):
-                bps = min(per_stream * n, 950.0) * 1e6
-                sig = SignalVector(
-                    t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=bps, goodput_bps=bps,
-                    loss_rate=loss, rtt_ms=rtt, min_rtt_ms=rtt, rtt_gradient=0.0,
-                    rtt_ratio=1.0, cc=cc,
-                )  # fmt: skip
-                n = c.decide(sig)
-                path.append(n)
-            paths.append(path)
+        paths = [world_path(s, rtt, cc, 16, loss, per_stream)[1] for s in (spec, "ppo")]
         assert paths[0] == paths[1], (rtt, cc, loss, paths)
         assert len(set(paths[0])) > 1 or loss, paths  # the comparison covers changes

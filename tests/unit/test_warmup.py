@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from policy.base import ControllerConfig, make_controller, register
 from policy.signals import SignalVector
 from policy.warmup import Warmup, WarmupConfig
 from tests.unit import test_guard  # noqa: F401  (registers test-notarget)
-from tests.unit.test_guard import ROUND26, world_path
+from tests.unit.test_guard import ROUND13, ROUND26, world_path
 from tests.unit.test_judge import Climb
-
-_CAND = Path(__file__).parents[2] / "policy/weights/candidates"
-ROUND13 = f"ensemble:{_CAND / 'hold-s2.pt'}+{_CAND / 'onoff-s4.pt'}"
-"""Round 13's bundle without the warm-up the shipped file carried from round 26 (ROUND26)."""
 
 
 class Descend(Climb):
@@ -101,17 +95,16 @@ def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
     """`warmup:cc=bbr` around round 13's bundle on a 150-ms path with cubic streams decides
     as the bundle does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it
     is round 13's policy, and with BBR streams on the same path it holds the first adds back."""
-    w = ROUND26
     paths = {}
-    for spec, cc in ((ROUND13, "cubic"), (w, "cubic"), (w, "bbr")):
+    for spec, cc in ((ROUND13, "cubic"), (ROUND26, "cubic"), (ROUND26, "bbr")):
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for i in range(12):
             n = c.decide(_sig(i + 1.0, n, 150.0, cc=cc, mbit=min(50.0 * n, 950.0)))
             path.append(n)
         paths[spec, cc] = path
-    assert paths[w, "cubic"] == paths[ROUND13, "cubic"]
-    assert paths[w, "bbr"][:2] == [2, 2] != paths[ROUND13, "cubic"][:2]
+    assert paths[ROUND26, "cubic"] == paths[ROUND13, "cubic"]
+    assert paths[ROUND26, "bbr"][:2] == [2, 2] != paths[ROUND13, "cubic"][:2]
 
 
 def test_options_and_errors() -> None:
