@@ -373,3 +373,19 @@ def test_the_warmup10_set_resolves_and_each_scenario_has_a_yardstick(
     assert found["gen-v6-v01"] == "gen-v6-validation"
     with pytest.raises(FileNotFoundError, match="gen-v3-validation/gen-v6-v01.json is missing"):
         ev.load_reference(refs[:1], names[4])
+
+
+def test_the_situations_set_names_the_hand_written_scenarios_with_yardsticks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """configs/sets/situations.txt (round 37): gen-v1's five hand-written validation scenarios,
+    each with its stored yardstick in gen-v1-validation."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    names = ev.read_scenario_file(root / "configs" / "sets" / "situations.txt")
+    assert [Path(n).stem for n in names] == [
+        "hand-lossy-long", "hand-onoff-180ms", "hand-bbr-shared-1g", "hand-lan-capped",
+        "hand-lan-reno",
+    ]  # fmt: skip
+    ref = [root / "docs" / "results" / "gen-v1-validation"]
+    assert all(ev.load_reference(ref, n).path.is_file() for n in names)
