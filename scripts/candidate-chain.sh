@@ -4,8 +4,8 @@
 # whose round README states the rules, one chain at a time (no other testbed or CPU-heavy
 # work beside it):
 #
-#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [AGREE=D] [RUNS2=N] [FROM=2] [DRY=1] \
-#     scripts/candidate-chain.sh
+#   X=SPEC TAG=NAME [R=OUTDIR] [TEST_DEADLINE=HH:MM] [AGREE=D] [RUNS2=N] [FROM=2] [SIT=0] \
+#     [DRY=1] scripts/candidate-chain.sh
 #
 # 0. train.gates --target X must pass.
 # 1. gen-v2 validation, X beside ppo, 2 runs, order rotated: train.verdict --min-ustar 10
@@ -13,12 +13,17 @@
 # 2. configs/sets/warmup10.txt (round 28's ten warm-up scenarios), RUNS2 runs (default 3):
 #    --margin 0.05, with the split by kind ("8+": the three where 8+ streams are best). Runs as
 #    a diagnostic (chooses nothing) if rule 1 failed.
+# 2b. (round 37) Situation 3 and the issue's situations: gen-v7 validation (BBR rivals joining
+#    short paths) and configs/sets/situations.txt (the hand-written five), X beside ppo, 2 runs
+#    each, pooled: train.verdict --min-ustar 10 (paired mean > 0, X's minimum >= ppo's - 0.05).
+#    SIT=0 skips it, only where a round's README says so before it runs.
 # 3. fig3, 3 repetitions: JFI >= 0.98 with the link >= 92 % used in every run.
-# 4. gen-v2 test, once, 2 runs, train.verdict --test: only if 1-3 pass and it can start by
-#    TEST_DEADLINE (unset: it does not run). Shipping is the caller's, by its README's rule.
-# AGREE=D (unset: every scenario) reads rules 1 and 2's minimums only over scenarios whose runs
-# agree within D (train.verdict --agree; round 35: gen-v3-v06's ratio swings -0.5..+0.2 at the
-# same counts with its rivals' loss). A round's README names it before its candidate runs.
+# 4. gen-v2 test, once, 2 runs, train.verdict --test: only if 1-3 (and 2b) pass and it can
+#    start by TEST_DEADLINE (unset: it does not run). Shipping is the caller's, by its README's
+#    rule.
+# AGREE=D (unset: every scenario) reads rules 1, 2 and 2b's minimums only over scenarios whose
+# runs agree within D (train.verdict --agree; round 35: gen-v3-v06's ratio swings -0.5..+0.2 at
+# the same counts with its rivals' loss). A round's README names it before its candidate runs.
 # FROM=2 starts at rule 2 (after the gates): only where a round's README says, before it runs,
 # that rule 1's result on fresh runs of this same candidate stands (round 36: C35's round 35).
 # Stops at the first failed rule (except 1, see 2). Every output is $R/*-$TAG.*; DRY=1 prints
@@ -63,6 +68,20 @@ for kind in "8+:gen-v4-v01 gen-v4-v02 gen-v6-v02 gen-v6-v03 gen-v6-v04 gen-v6-v0
     "${AG[@]}" --exclude ${kind#*:} 2>&1 | tail -4
 done
 [ $rule1 = 0 ] && [ $rule2 = 0 ] || stop "rule 1 rc $rule1, rule 2 rc $rule2"
+if [ "${SIT:-1}" = 0 ]; then
+  echo "rule 2b not run (SIT=0)"
+else
+  echo "rule 2b start $(date -u +%T)"
+  to "$R/gen-v7-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v7 --set validation \
+    --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v7-validation \
+    --out "$R/gen-v7-$TAG" --json "$R/gen-v7-$TAG.json"
+  to "$R/situations-$TAG.log" $L python3 -m xfer.cli evaluate \
+    --scenario-file configs/sets/situations.txt --reference $H/gen-v1-validation \
+    --policy "$X" --policy ppo --repeat 2 --out "$R/situations-$TAG" \
+    --json "$R/situations-$TAG.json"
+  verdict "$R/rule2b-$TAG.txt" "$R/gen-v7-$TAG.json,$R/situations-$TAG.json" "$X" ppo \
+    --min-ustar 10 "${AG[@]}" || stop "rule 2b fails ($R/rule2b-$TAG.txt)"
+fi
 echo "rule 3 start $(date -u +%T)"
 to "$R/fig3-$TAG.log" $L python3 -m xfer.cli experiment fig3 --policies "$X" --repetitions 3 \
   --no-sweep --out "$R/fig3-$TAG"
