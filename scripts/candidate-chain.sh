@@ -36,8 +36,19 @@ mkdir -p "$R"
 AG=(); [ -n "${AGREE:-}" ] && AG=(--agree "$AGREE")
 run() { if [ -n "${DRY:-}" ]; then echo "+ $*"; else "$@"; fi; }
 to() { local f=$1; shift; if [ -n "${DRY:-}" ]; then echo "+ $* > $f"; else "$@" > "$f" 2>&1; fi; }
-verdict() { local f=$1; shift; to "$f" python3 -m train.verdict "$@"; local rc=$?; [ -z "${DRY:-}" ] && cat "$f"; return $rc; }
+verdict() {
+  local f=$1; shift
+  to "$f" python3 -m train.verdict "$@"; local rc=$?
+  [ -z "${DRY:-}" ] && cat "$f"; return $rc
+}
 stop() { echo "DONE $(date -u +%T): $1"; exit 0; }
+# beside NAME RUNS ARGS...: X beside ppo on ARGS' scenarios, order rotated, under the testbed lock;
+# the log, run directory and JSON are $R/NAME-$TAG.*
+beside() {
+  local n=$1 k=$2; shift 2
+  to "$R/$n-$TAG.log" $L python3 -m xfer.cli evaluate "$@" --policy "$X" --policy ppo \
+    --repeat "$k" --out "$R/$n-$TAG" --json "$R/$n-$TAG.json"
+}
 echo "$TAG = $X"
 to "$R/gates-$TAG.txt" python3 -m train.gates --target "$X" || stop "gates fail ($R/gates-$TAG.txt)"
 rule1=0
@@ -45,18 +56,14 @@ if [ "${FROM:-1}" = 2 ]; then
   echo "rule 1 not run (FROM=2): its earlier result stands"
 else
   echo "rule 1 start $(date -u +%T)"
-  to "$R/val-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set validation \
-    --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-validation \
-    --out "$R/val-gen-v2-$TAG" --json "$R/val-gen-v2-$TAG.json"
+  beside val-gen-v2 2 --suite gen-v2 --set validation --reference $H/gen-v2-validation
   verdict "$R/rule1-$TAG.txt" "$R/val-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 \
     --noninferior 0.05 "${AG[@]}"
   rule1=$?; [ $rule1 = 0 ] || echo "rule 1 FAILS: rule 2's scenarios run as a diagnostic"
 fi
 echo "rule 2 start $(date -u +%T)"
 REFS=(); for v in 3 4 6; do REFS+=(--reference "$H/gen-v$v-validation"); done
-to "$R/warmup10-$TAG.log" $L python3 -m xfer.cli evaluate --scenario-file configs/sets/warmup10.txt \
-  "${REFS[@]}" --policy "$X" --policy ppo --repeat "${RUNS2:-3}" --out "$R/warmup10-$TAG" \
-  --json "$R/warmup10-$TAG.json"
+beside warmup10 "${RUNS2:-3}" --scenario-file configs/sets/warmup10.txt "${REFS[@]}"
 verdict "$R/rule2-$TAG.txt" "$R/warmup10-$TAG.json" "$X" ppo --min-ustar 10 --margin 0.05 "${AG[@]}"
 rule2=$?
 # Each kind is LABEL:the scenarios --exclude drops; the label names the ones that remain
@@ -72,13 +79,9 @@ if [ "${SIT:-1}" = 0 ]; then
   echo "rule 2b not run (SIT=0)"
 else
   echo "rule 2b start $(date -u +%T)"
-  to "$R/gen-v7-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v7 --set validation \
-    --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v7-validation \
-    --out "$R/gen-v7-$TAG" --json "$R/gen-v7-$TAG.json"
-  to "$R/situations-$TAG.log" $L python3 -m xfer.cli evaluate \
-    --scenario-file configs/sets/situations.txt --reference $H/gen-v1-validation \
-    --policy "$X" --policy ppo --repeat 2 --out "$R/situations-$TAG" \
-    --json "$R/situations-$TAG.json"
+  beside gen-v7 2 --suite gen-v7 --set validation --reference $H/gen-v7-validation
+  beside situations 2 --scenario-file configs/sets/situations.txt \
+    --reference $H/gen-v1-validation
   verdict "$R/rule2b-$TAG.txt" "$R/gen-v7-$TAG.json,$R/situations-$TAG.json" "$X" ppo \
     --min-ustar 10 "${AG[@]}" || stop "rule 2b fails ($R/rule2b-$TAG.txt)"
 fi
@@ -88,10 +91,9 @@ to "$R/fig3-$TAG.log" $L python3 -m xfer.cli experiment fig3 --policies "$X" --r
 to "$R/rule3-$TAG.txt" python3 $H/issue16-round14/fig3check.py "$R/fig3-$TAG" "$X" \
   || stop "rule 3 fails ($R/rule3-$TAG.txt)"
 [ -n "${TEST_DEADLINE:-}" ] || stop "rules 1-3 pass; no TEST_DEADLINE: the test set waits"
-[ "$(date -u +%s)" -le "$(date -u -d "$TEST_DEADLINE" +%s)" ] || stop "rules 1-3 pass; past $TEST_DEADLINE"
+[ "$(date -u +%s)" -le "$(date -u -d "$TEST_DEADLINE" +%s)" ] \
+  || stop "rules 1-3 pass; past $TEST_DEADLINE"
 echo "rule 4 start $(date -u +%T)"
-to "$R/test-gen-v2-$TAG.log" $L python3 -m xfer.cli evaluate --suite gen-v2 --set test \
-  --policy "$X" --policy ppo --repeat 2 --reference $H/gen-v2-test --out "$R/test-gen-v2-$TAG" \
-  --json "$R/test-gen-v2-$TAG.json"
+beside test-gen-v2 2 --suite gen-v2 --set test --reference $H/gen-v2-test
 verdict "$R/rule4-$TAG.txt" "$R/test-gen-v2-$TAG.json" "$X" ppo --min-ustar 10 --test
 stop "rule 4 rc $?"
