@@ -20,7 +20,7 @@ def _dry(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_chain_runs_the_four_rules_in_order_with_their_flags(tmp_path: Path) -> None:
+def test_the_chain_runs_its_rules_in_order_with_their_flags(tmp_path: Path) -> None:
     out = _dry(tmp_path, X="warmup:cc=bbr:ppo", TAG="c", TEST_DEADLINE="23:59:59").stdout
     cmds = [line[2:] for line in out.splitlines() if line.startswith("+ ")]
     assert cmds[0].startswith("python3 -m train.gates --target warmup:cc=bbr:ppo")
