@@ -318,15 +318,21 @@ CANDIDATE27 = f"guard:cc=bbr,rtt_above_ms=62.5,settle_rtts=16,hold_growth=2:{ROU
 
 
 def world_path(
-    spec: str, rtt: float, cc: str, mis: int = 40, loss: float = 0.01, per_stream: float = 20.0
+    spec: str,
+    rtt: float,
+    cc: str,
+    mis: int = 40,
+    loss: float = 0.01,
+    per_stream: float = 20.0,
+    top: float = 1000.0,
 ) -> tuple[Controller, list[int]]:
     """The controller ``spec`` in a world of ``per_stream`` Mbit/s per stream (a per-stream
-    cap) up to 1 Gbit/s, with ``loss`` that others cause (also ``test_warmup``'s and
+    cap) up to ``top`` Mbit/s, with ``loss`` that others cause (also ``test_warmup``'s and
     ``test_ship``'s)."""
     g = make_controller(spec, ControllerConfig(max_streams=64))
     n, path = g.initial(), []
     for t in range(mis):
-        mbit = min(per_stream * n, 1000.0)
+        mbit = min(per_stream * n, top)
         n = g.decide(
             SignalVector(
                 t=t + 1.0,

@@ -79,14 +79,10 @@ def test_around_round13s_bundle_on_fig1s_path_nothing_changes() -> None:
     """Round 13's bundle on a 40-ms path whose throughput grows with the count: the same
     decisions with and without the warm-up, even with any cc (the rule cannot cost fig1's
     ramp), and round 26's (``cc=bbr``) decides as they do."""
-    paths = []
-    for spec in (ROUND13, f"warmup:{ROUND13}", ROUND26):
-        c = make_controller(spec, ControllerConfig(max_streams=64))
-        n, path = c.initial(), []
-        for i in range(12):
-            n = c.decide(_sig(i + 1.0, n, 40.0, mbit=min(50.0 * n, 950.0)))
-            path.append(n)
-        paths.append(path)
+    paths = [
+        world_path(spec, 40.0, "cubic", 12, loss=0.0, per_stream=50.0, top=950.0)[1]
+        for spec in (ROUND13, f"warmup:{ROUND13}", ROUND26)
+    ]
     assert paths[0] == paths[1] == paths[2]
     assert max(paths[0]) >= 17  # it ramped: the comparison covers adds
 
@@ -95,14 +91,10 @@ def test_cc_bbr_is_inert_while_our_streams_run_cubic() -> None:
     """`warmup:cc=bbr` around round 13's bundle on a 150-ms path with cubic streams decides
     as the bundle does, MI for MI: on such paths (every hand-written scenario, fig1, fig3) it
     is round 13's policy, and with BBR streams on the same path it holds the first adds back."""
-    paths = {}
-    for spec, cc in ((ROUND13, "cubic"), (ROUND26, "cubic"), (ROUND26, "bbr")):
-        c = make_controller(spec, ControllerConfig(max_streams=64))
-        n, path = c.initial(), []
-        for i in range(12):
-            n = c.decide(_sig(i + 1.0, n, 150.0, cc=cc, mbit=min(50.0 * n, 950.0)))
-            path.append(n)
-        paths[spec, cc] = path
+    paths = {
+        (spec, cc): world_path(spec, 150.0, cc, 12, loss=0.0, per_stream=50.0, top=950.0)[1]
+        for spec, cc in ((ROUND13, "cubic"), (ROUND26, "cubic"), (ROUND26, "bbr"))
+    }
     assert paths[ROUND26, "cubic"] == paths[ROUND13, "cubic"]
     assert paths[ROUND26, "bbr"][:2] == [2, 2] != paths[ROUND13, "cubic"][:2]
 
