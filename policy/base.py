@@ -74,6 +74,7 @@ _BUILTIN: dict[str, str] = {
     "judge": "policy.judge:Judge",
     "warmup": "policy.warmup:Warmup",
     "ensemble": "policy.ensemble:Ensemble",
+    "exo": "policy.exo:Exo",
     "stdin": "policy.external:StdinController",
 }
 _REGISTRY: dict[str, Factory] = {}

@@ -1,0 +1,126 @@
+"""``exo[:KEY=VALUE,...][:INNER]``: hide from a policy the loss its own stream count does not
+explain.
+
+Issue #16 round 37 (``docs/results/issue16-round37/``): on short paths beside a BBR rival
+our loss sits at a floor of 1.8-3.3 % whatever our count below the best one (gen-v7-v01:
+1.8 % at 1 stream, 2.6 % at 8), and rises only past it (4.1 % at 12). Every policy we have
+reads the floor as its own loss and sits at 3-8 streams where 8-16 are best. The floor is
+readable from the transfer's own history: a policy that moves its count +1/-1 (as the
+shipped one does) samples loss at several counts, and loss that others cause, or random
+loss, does not fall when the count does.
+
+The wrapper follows its inner controller (default ``ppo``) MI for MI and changes only the
+loss it shows it:
+
+1. **Window**: the last ``window`` MIs (16) with a known loss rate, as (stream count, loss
+   rate) pairs.
+2. **Floor**: once the window holds ``min_points`` MIs (8) at counts spread at least
+   ``spread`` apart (the largest count over the smallest, 1.5) and ``min_gap`` streams (2),
+   a least-squares line ``loss = a + b * n`` is fitted to it. The floor is its loss at zero
+   streams, ``a``, and no more than its loss at the smallest count of the window (a loss that
+   falls as the count rises is not ours at all, but the floor is not raised past what was
+   seen), and never below 0. Loss of our own that grows with the count as fast as or faster
+   than in proportion (a shallow queue our streams fill) fits an ``a`` of 0 or below and
+   leaves the loss as it was. Without such spread, the last floor fitted stands.
+3. **Shown loss**: ``max(loss - share * floor, 0)`` (``share`` 1.0), with the retransmitted
+   segments scaled to match; every other signal (throughput, RTTs, the stream count) is
+   passed on as measured.
+
+It does not decide anything itself, so it needs nothing of the inner controller but
+``decide`` (``exo:gd`` works). Options: ``exo:window=24,share=0.5:ppo``
+(:class:`ExoConfig`). Choosing its constants is validation's job (``docs/evaluation.md``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from statistics import fmean
+
+from policy.base import ControllerConfig, Wrapper, make_controller, parse_spec
+from policy.gd import parse_config
+from policy.signals import SignalVector
+
+
+@dataclass(frozen=True, slots=True)
+class ExoConfig:
+    """Constants of the exogenous-loss filter (see the module docstring)."""
+
+    window: int = 16
+    """MIs with a known loss rate the floor is fitted over."""
+    min_points: int = 8
+    """MIs the window must hold before a floor is fitted."""
+    spread: float = 1.5
+    """The window's largest count over its smallest must reach this for a fit."""
+    min_gap: int = 2
+    """... and the two must be at least this many streams apart."""
+    share: float = 1.0
+    """Share of the fitted floor taken off the loss the inner controller is shown."""
+
+    @classmethod
+    def parse(cls, text: str) -> ExoConfig:
+        """``KEY=VALUE[,KEY=VALUE...]`` over the defaults, e.g. ``window=24,share=0.5``."""
+        c = parse_config(cls, text, "exo")
+        if c.window < 2 or not 2 <= c.min_points <= c.window:
+            raise ValueError(f"exo: need window >= min_points >= 2, got {c}")
+        if c.spread < 1.0 or c.min_gap < 1 or not 0.0 <= c.share <= 1.0:
+            raise ValueError(f"exo: need spread >= 1, min_gap >= 1, 0 <= share <= 1, got {c}")
+        return c
+
+
+def fit_floor(points: list[tuple[int, float]], ec: ExoConfig) -> float | None:
+    """The loss floor of ``points`` ((count, loss) pairs), or ``None`` if they cannot tell
+    (too few, or counts too close together): rule 2 of the module docstring."""
+    if len(points) < ec.min_points:
+        return None
+    ns = [float(n) for n, _ in points]
+    lo, hi = min(ns), max(ns)
+    if lo <= 0 or hi / lo < ec.spread or hi - lo < ec.min_gap:
+        return None
+    n_mean = fmean(ns)
+    l_mean = fmean(loss for _, loss in points)
+    var = sum((n - n_mean) ** 2 for n in ns)
+    b = sum((n - n_mean) * (loss - l_mean) for n, (_, loss) in zip(ns, points, strict=True)) / var
+    a = l_mean - b * n_mean
+    return max(min(a, a + b * lo), 0.0)
+
+
+class Exo(Wrapper):
+    """``exo[:OPTIONS][:INNER]``: INNER (default ``ppo``) shown the loss above the floor."""
+
+    name = "exo"
+
+    def __init__(self, args: str, config: ControllerConfig, ec: ExoConfig | None = None) -> None:
+        self.ec, args = self._options(args, ExoConfig.parse, ec or ExoConfig())
+        spec = args or "ppo"
+        if parse_spec(spec)[0] == self.name:
+            raise ValueError("exo: the inner controller cannot be another exo")
+        self.inner = make_controller(spec, config)
+        self.points: deque[tuple[int, float]] = deque(maxlen=self.ec.window)
+        self.floor = 0.0
+        """The floor in effect (the last one fitted; 0 before any fit)."""
+        self.fits = 0
+        """MIs in which a floor was fitted (for tests and logs)."""
+
+    def initial(self) -> int:
+        return self.inner.initial()
+
+    def decide(self, signals: SignalVector) -> int:
+        return self.inner.decide(self.shown(signals))
+
+    def shown(self, signals: SignalVector) -> SignalVector:
+        """The signal vector the inner controller sees for this MI (the window moves on)."""
+        loss = signals.loss_rate
+        if loss is None:
+            return signals
+        self.points.append((signals.streams, loss))
+        floor = fit_floor(list(self.points), self.ec)
+        if floor is not None:
+            self.floor, self.fits = floor, self.fits + 1
+        cut = self.ec.share * self.floor
+        if cut <= 0.0 or loss <= 0.0:
+            return signals
+        kept = max(loss - cut, 0.0)
+        return replace(
+            signals, loss_rate=kept, retrans_segs=round(signals.retrans_segs * kept / loss)
+        )
