@@ -25,6 +25,12 @@ loss it shows it:
 3. **Shown loss**: ``max(loss - share * floor, 0)`` (``share`` 1.0), with the retransmitted
    segments scaled to match; every other signal (throughput, RTTs, the stream count) is
    passed on as measured.
+4. **Queueing** (``rtt``, off by default; round 38): the same fit over the RTT ratio minus 1
+   (the queueing delay over the minimum RTT), and the ratio shown is ``1 + max(ratio - 1 -
+   share * floor, 0)`` (the mean RTT to match). A BBR rival's standing queue turns the shipped
+   policy back as often as its loss does (``docs/results/issue16-round38/``). The RTT
+   gradient is passed on: it measures change within an MI, which a standing queue has none
+   of.
 
 It does not decide anything itself, so it needs nothing of the inner controller but
 ``decide`` (``exo:gd`` works). Options: ``exo:window=24,share=0.5:ppo``
@@ -56,6 +62,10 @@ class ExoConfig:
     """... and the two must be at least this many streams apart."""
     share: float = 1.0
     """Share of the fitted floor taken off the loss the inner controller is shown."""
+    rtt: bool = False
+    """Also take off the queueing the count does not explain: the same fit over the RTT
+    ratio minus 1 (round 38: a BBR rival's standing queue turns the shipped policy back as
+    often as its loss does)."""
 
     @classmethod
     def parse(cls, text: str) -> ExoConfig:
@@ -99,6 +109,9 @@ class Exo(Wrapper):
         self.points: deque[tuple[int, float]] = deque(maxlen=self.ec.window)
         self.floor = 0.0
         """The floor in effect (the last one fitted; 0 before any fit)."""
+        self.queue_points: deque[tuple[int, float]] = deque(maxlen=self.ec.window)
+        self.queue_floor = 0.0
+        """The same for the RTT ratio minus 1 (``rtt``)."""
         self.fits = 0
         """MIs in which a floor was fitted (for tests and logs)."""
 
@@ -109,18 +122,29 @@ class Exo(Wrapper):
         return self.inner.decide(self.shown(signals))
 
     def shown(self, signals: SignalVector) -> SignalVector:
-        """The signal vector the inner controller sees for this MI (the window moves on)."""
-        loss = signals.loss_rate
-        if loss is None:
-            return signals
-        self.points.append((signals.streams, loss))
-        floor = fit_floor(list(self.points), self.ec)
-        if floor is not None:
-            self.floor, self.fits = floor, self.fits + 1
-        cut = self.ec.share * self.floor
-        if cut <= 0.0 or loss <= 0.0:
-            return signals
-        kept = max(loss - cut, 0.0)
-        return replace(
-            signals, loss_rate=kept, retrans_segs=round(signals.retrans_segs * kept / loss)
-        )
+        """The signal vector the inner controller sees for this MI (the windows move on)."""
+        loss, ratio = signals.loss_rate, signals.rtt_ratio
+        if loss is not None:
+            self.points.append((signals.streams, loss))
+            floor = fit_floor(list(self.points), self.ec)
+            if floor is not None:
+                self.floor, self.fits = floor, self.fits + 1
+            cut = self.ec.share * self.floor
+            if cut > 0.0 and loss > 0.0:
+                kept = max(loss - cut, 0.0)
+                signals = replace(
+                    signals, loss_rate=kept, retrans_segs=round(signals.retrans_segs * kept / loss)
+                )
+        if self.ec.rtt and ratio is not None:
+            self.queue_points.append((signals.streams, ratio - 1.0))
+            floor = fit_floor(list(self.queue_points), self.ec)
+            if floor is not None:
+                self.queue_floor = floor
+            cut = self.ec.share * self.queue_floor
+            if cut > 0.0 and ratio > 1.0:
+                kept = 1.0 + max(ratio - 1.0 - cut, 0.0)
+                base = signals.min_rtt_ms
+                signals = replace(
+                    signals, rtt_ratio=kept, rtt_ms=base * kept if base else signals.rtt_ms
+                )
+        return signals

@@ -3,6 +3,8 @@ explain (``policy/exo.py``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from policy.base import ControllerConfig, check_spec, make_controller, register
@@ -123,3 +125,24 @@ def test_around_the_shipped_bundle_a_floor_is_climbed_past_and_own_loss_is_not()
         n_p, n_w = plain.decide(_sv(n_p, 2e-4 * n_p**2)), wrapped.decide(_sv(n_w, 2e-4 * n_w**2))
         assert n_p == n_w, t
     assert isinstance(wrapped, Exo) and wrapped.fits > 0 and wrapped.floor == 0.0
+
+
+def test_with_rtt_a_standing_queue_is_taken_off_and_a_growing_one_is_not() -> None:
+    """``rtt=1``: an RTT ratio of 5 at every count (a rival's standing queue) reads as ~1
+    once the window can fit (the mean RTT follows); one that grows with the count, ours,
+    is passed on; without ``rtt`` the ratio is never touched."""
+    register("recorder", Recorder)
+    for spec, ratio, gone in (
+        ("exo:rtt=1,window=10,min_points=6:recorder", lambda n: 5.0, True),
+        ("exo:rtt=1,window=10,min_points=6:recorder", lambda n: 1.0 + 0.5 * n, False),
+        ("exo:window=10,min_points=6:recorder", lambda n: 5.0, False),
+    ):
+        g = make_controller(spec)
+        assert isinstance(g, Exo) and isinstance(g.inner, Recorder)
+        n = g.initial()
+        for _ in range(12):
+            s = replace(_sv(n, 0.0), rtt_ratio=ratio(n), rtt_ms=ratio(n), min_rtt_ms=1.0)
+            n = g.decide(s)
+        last = g.inner.seen[-1]
+        assert (abs((last.rtt_ratio or 0.0) - 1.0) < 1e-9) == gone, (spec, last.rtt_ratio)
+        assert last.rtt_ms == pytest.approx(last.rtt_ratio), spec
