@@ -43,7 +43,8 @@ def held(sweep: dict[int, list[float]], n: int, t: int) -> float:
 
 
 SKIP = int(__import__("os").environ.get("SKIP", "0"))
-"""MIs left out at the start (SKIP=10: after the start-up; U* stays the whole run's)."""
+"""MIs left out at the start (SKIP=10: after the start-up; U* is then the sweep's best mean
+over the same MIs)."""
 
 
 def main() -> None:
@@ -53,7 +54,7 @@ def main() -> None:
     for scen in sorted(p for p in sweep_dir.iterdir() if (p / "sweep").is_dir()):
         sweep = {int(d.name.split("-")[1]): [u for _, u in per_mi(d / "r1-t1.jsonl")]
                  for d in (scen / "sweep").iterdir()}
-        ustar = max(fmean(v) for v in sweep.values())
+        ustar = max(fmean(v[SKIP:]) for v in sweep.values())
         for rd in run_dirs:
             logs = next(rd.glob(f"*/{scen.name}/logs"), None)
             if logs is None:
