@@ -1,0 +1,97 @@
+"""What a controller would have asked, MI by MI, on another policy's testbed runs.
+
+    python3 -m train.replay RUN_DIR SPEC [SPEC ...] [--policy NAME]
+
+Each run's logged signal vectors (``RUN_DIR/*/SCENARIO/logs/NAME/r*-t1.jsonl``, NAME the
+policy that ran, default ``ppo``) are fed to each SPEC in turn; before each MI the spec's
+target is set to the count that ran in it, so each decision is the spec's answer to the
+history that policy actually made. One step, not a closed loop: it says which way a filter
+or a wrapper pushes, in seconds and without testbed time, not where it would settle. Printed
+per scenario and spec: the share of MIs it asks to add and to retreat, over every run.
+
+Besides controller specs, :data:`EDITS` names the shipped policy shown an edited signal
+(``noloss``: loss 0; ``nortt``: RTT ratio 1 and gradient 0), as yardsticks of what each
+signal does. Round 38 (``docs/results/issue16-round38/``): on gen-v7 the shipped policy asks
+to retreat in 27-52 % of the MIs, 1-9 % shown no loss and 11-28 % shown no queueing.
+A spec must have a settable ``target`` (``ppo``, ``ensemble``, the wrappers around them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from policy.base import ControllerConfig, make_controller
+from policy.signals import SignalVector
+
+FIELDS = frozenset(f.name for f in dataclasses.fields(SignalVector)) - {"paths"}
+EDITS: dict[str, Callable[[SignalVector], SignalVector]] = {
+    "noloss": lambda s: dataclasses.replace(s, loss_rate=0.0, retrans_segs=0),
+    "nortt": lambda s: dataclasses.replace(s, rtt_ratio=1.0, rtt_gradient=0.0),
+}
+
+
+def records(path: Path) -> list[SignalVector]:
+    """The signal vectors of one run's jsonl log (the ``interval`` events)."""
+    out = []
+    with path.open() as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("event") == "interval":
+                out.append(SignalVector(**{k: v for k, v in r.items() if k in FIELDS}))
+    return out
+
+
+def asks(spec: str, rows: list[SignalVector], max_streams: int = 64) -> list[int]:
+    """The change of the count ``spec`` asks after each MI of ``rows`` (its target set to
+    the count that ran in that MI first)."""
+    edit = EDITS.get(spec, lambda s: s)
+    c = make_controller("ppo" if spec in EDITS else spec, ControllerConfig(max_streams=max_streams))
+    if not hasattr(c, "target"):
+        raise ValueError(f"{spec!r} has no target to set: replay needs ppo or a wrapper of it")
+    c.initial()
+    out = []
+    for s in rows:
+        c.target = s.streams
+        out.append(c.decide(edit(s)) - s.streams)
+    return out
+
+
+def shares(changes: list[int]) -> tuple[float, float]:
+    """(share of adds, share of retreats)."""
+    if not changes:
+        return 0.0, 0.0
+    return (
+        sum(x > 0 for x in changes) / len(changes),
+        sum(x < 0 for x in changes) / len(changes),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m train.replay", description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("specs", nargs="+")
+    ap.add_argument("--policy", default="ppo", help="the policy whose runs are replayed")
+    a = ap.parse_args(argv)
+    scenarios = sorted(p.parent.parent for p in a.run_dir.glob(f"*/*/logs/{a.policy}"))
+    if not scenarios:
+        print(f"no runs of {a.policy!r} under {a.run_dir}", file=sys.stderr)
+        return 2
+    print(f"{'scenario':22s} " + " ".join(f"{s[-22:]:>22s}" for s in a.specs))
+    print(f"{'':22s} " + " ".join(f"{'add retreat':>22s}" for _ in a.specs))
+    for scen in scenarios:
+        runs = [records(f) for f in sorted((scen / "logs" / a.policy).glob("r*-t1.jsonl"))]
+        cells = []
+        for spec in a.specs:
+            add, ret = shares([x for rows in runs for x in asks(spec, rows)])
+            cells.append(f"{add:14.2f} {ret:7.2f}")
+        print(f"{scen.name[:22]:22s} " + " ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
