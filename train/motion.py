@@ -3,12 +3,13 @@ changing them cost?
 
     python3 -m train.motion SWEEP_DIR RUN_DIR [RUN_DIR ...] [--skip MIS]
 
-SWEEP_DIR is an ``xfer evaluate --sweep`` output (``SWEEP_DIR/SCENARIO/sweep/fixed-N/r1-t1.jsonl``,
-one fixed-N run per count); each RUN_DIR an ``xfer evaluate`` output of the same scenarios
-(``RUN_DIR/*/SCENARIO/logs/POLICY/r*-t1.jsonl``). For every MI of a policy's run, *held* is
-the utility the sweep's fixed-N run measured in the same MI of the scenario (the same second
-since the start, so the same phase of a scheduled rival) at the count the policy ran then,
-linear between the swept counts (below the smallest in proportion to the count). Printed per
+SWEEP_DIR is an ``xfer evaluate --sweep`` output
+(``SWEEP_DIR/SCENARIO/sweep/fixed-N/r1-t1.jsonl``, one fixed-N run per count); each RUN_DIR
+an ``xfer evaluate`` output of the same scenarios
+(``RUN_DIR/[SUITE-SET/]SCENARIO/logs/POLICY/r*-t1.jsonl``). For every MI of a policy's run,
+*held* is the utility the sweep's fixed-N run measured in the same MI of the scenario (the
+same second since the start, so the same phase of a scheduled rival) at the count the policy
+ran then, linear between the swept counts (below the smallest in proportion to the count). Printed per
 scenario and policy, each as a share of U* (the sweep's best mean utility over the same MIs),
 over every run:
 
@@ -109,7 +110,7 @@ def splits(sweep_dir: Path, run_dirs: list[Path], skip: int = 0) -> list[Split]:
     for scen in sorted(p for p in sweep_dir.iterdir() if (p / "sweep").is_dir()):
         sweep = read_sweep(scen)
         for rd in run_dirs:
-            for logs in sorted(rd.glob(f"*/{scen.name}/logs")):
+            for logs in sorted(rd.glob(f"**/{scen.name}/logs")):
                 for pol in sorted(p for p in logs.iterdir() if p.is_dir()):
                     runs = [per_mi(f) for f in sorted(pol.glob("r*-t1.jsonl"))]
                     if runs:

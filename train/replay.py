@@ -2,8 +2,8 @@
 
     python3 -m train.replay RUN_DIR SPEC [SPEC ...] [--policy NAME]
 
-Each run's logged signal vectors (``RUN_DIR/*/SCENARIO/logs/NAME/r*-t1.jsonl``, NAME the
-policy that ran, default ``ppo``) are fed to each SPEC in turn; before each MI the spec's
+Each run's logged signal vectors (``RUN_DIR/[SUITE-SET/]SCENARIO/logs/NAME/r*-t1.jsonl``,
+NAME the policy that ran, default ``ppo``) are fed to each SPEC in turn; before each MI the spec's
 target is set to the count that ran in it, so each decision is the spec's answer to the
 history that policy actually made. One step, not a closed loop: it says which way a filter
 or a wrapper pushes, in seconds and without testbed time, not where it would settle. Printed
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("specs", nargs="+")
     ap.add_argument("--policy", default="ppo", help="the policy whose runs are replayed")
     a = ap.parse_args(argv)
-    scenarios = sorted(p.parent.parent for p in a.run_dir.glob(f"*/*/logs/{a.policy}"))
+    scenarios = sorted(p.parent.parent for p in a.run_dir.glob(f"**/logs/{a.policy}"))
     if not scenarios:
         print(f"no runs of {a.policy!r} under {a.run_dir}", file=sys.stderr)
         return 2
