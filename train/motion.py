@@ -9,9 +9,9 @@ an ``xfer evaluate`` output of the same scenarios
 (``RUN_DIR/[SUITE-SET/]SCENARIO/logs/POLICY/r*-t1.jsonl``). For every MI of a policy's run,
 *held* is the utility the sweep's fixed-N run measured in the same MI of the scenario (the
 same second since the start, so the same phase of a scheduled rival) at the count the policy
-ran then, linear between the swept counts (below the smallest in proportion to the count). Printed per
-scenario and policy, each as a share of U* (the sweep's best mean utility over the same MIs),
-over every run:
+ran then, linear between the swept counts (below the smallest in proportion to the count).
+Printed per scenario and policy, each as a share of U* (the sweep's best mean utility over the
+same MIs), over every run:
 
 ``ratio``   what the policy earned (the mean of its MIs' utilities; ``xfer evaluate``'s
             ratio is of the run's whole-transfer utility and differs by up to ~0.02);
