@@ -32,6 +32,13 @@ loss it shows it:
    gradient is passed on: it measures change within an MI, which a standing queue has none
    of.
 
+Measured in round 38 (``docs/results/issue16-round38/``, testbed, beside the shipped policy):
+gen-v7 (3 runs) +0.009 +- 0.015 around ``ppo``, -0.017 +- 0.012 with ``rtt=1``; gen-v2
+validation -0.005 +- 0.014; fig3 fails (JFI 0.970 in one run of three: a transfer that takes
+the other transfers' loss off climbs first, and that loss is how transfers share). Loss an
+on/off rival causes comes and goes in time and is not separable by count over 16 MIs. Not
+the default.
+
 It does not decide anything itself, so it needs nothing of the inner controller but
 ``decide`` (``exo:gd`` works). Options: ``exo:window=24,share=0.5:ppo``
 (:class:`ExoConfig`). Choosing its constants is validation's job (``docs/evaluation.md``).
