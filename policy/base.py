@@ -151,14 +151,15 @@ class Wrapper:
         head, _, rest = args.partition(":")
         return (parse(head), rest) if "=" in head else (given, args)
 
-    def _wrap(self, spec: str, config: ControllerConfig, what: str) -> Controller:
+    def _wrap(self, spec: str, config: ControllerConfig, what: str | None) -> Controller:
         """Build the inner controller ``spec``; ``what`` says what the target is needed for.
-        It may not be another controller of this kind, and it must have a ``target``."""
+        It may not be another controller of this kind, and it must have a ``target`` unless
+        ``what`` is ``None`` (a wrapper that only edits what its inner controller sees)."""
         spec = spec or "ppo"
         if parse_spec(spec)[0] == self.name:
             raise ValueError(f"{self.name}: the inner controller cannot be another {self.name}")
         inner = make_controller(spec, config)
-        if not hasattr(inner, "target"):
+        if what is not None and not hasattr(inner, "target"):
             raise ValueError(
                 f"{self.name}: inner controller {spec!r} has no target the {self.name} can "
                 f"{what} (use ppo[:CKPT], ensemble:... or stdin)"

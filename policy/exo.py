@@ -47,10 +47,11 @@ It does not decide anything itself, so it needs nothing of the inner controller 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import fmean
 
-from policy.base import ControllerConfig, Wrapper, make_controller, parse_spec
+from policy.base import ControllerConfig, Wrapper
 from policy.gd import parse_config
 from policy.signals import SignalVector
 
@@ -85,7 +86,7 @@ class ExoConfig:
         return c
 
 
-def fit_floor(points: list[tuple[int, float]], ec: ExoConfig) -> float | None:
+def fit_floor(points: Sequence[tuple[int, float]], ec: ExoConfig) -> float | None:
     """The loss floor of ``points`` ((count, loss) pairs), or ``None`` if they cannot tell
     (too few, or counts too close together): rule 2 of the module docstring."""
     if len(points) < ec.min_points:
@@ -102,6 +103,26 @@ def fit_floor(points: list[tuple[int, float]], ec: ExoConfig) -> float | None:
     return max(min(a, a + b * lo), 0.0)
 
 
+class FloorFit:
+    """One signal's window of (count, value) pairs and the floor fitted last (rule 2)."""
+
+    def __init__(self, ec: ExoConfig) -> None:
+        self.ec = ec
+        self.points: deque[tuple[int, float]] = deque(maxlen=ec.window)
+        self.floor = 0.0
+        """The floor in effect (the last one fitted; 0 before any fit)."""
+        self.fits = 0
+        """MIs in which a floor was fitted."""
+
+    def cut(self, n: int, value: float) -> float:
+        """Add this MI's pair, refit, and return how much to take off its value."""
+        self.points.append((n, value))
+        floor = fit_floor(self.points, self.ec)
+        if floor is not None:
+            self.floor, self.fits = floor, self.fits + 1
+        return self.ec.share * self.floor
+
+
 class Exo(Wrapper):
     """``exo[:OPTIONS][:INNER]``: INNER (default ``ppo``) shown the loss above the floor."""
 
@@ -109,18 +130,20 @@ class Exo(Wrapper):
 
     def __init__(self, args: str, config: ControllerConfig, ec: ExoConfig | None = None) -> None:
         self.ec, args = self._options(args, ExoConfig.parse, ec or ExoConfig())
-        spec = args or "ppo"
-        if parse_spec(spec)[0] == self.name:
-            raise ValueError("exo: the inner controller cannot be another exo")
-        self.inner = make_controller(spec, config)
-        self.points: deque[tuple[int, float]] = deque(maxlen=self.ec.window)
-        self.floor = 0.0
-        """The floor in effect (the last one fitted; 0 before any fit)."""
-        self.queue_points: deque[tuple[int, float]] = deque(maxlen=self.ec.window)
-        self.queue_floor = 0.0
+        self.inner = self._wrap(args, config, None)
+        self.loss = FloorFit(self.ec)
+        self.queue = FloorFit(self.ec)
         """The same for the RTT ratio minus 1 (``rtt``)."""
-        self.fits = 0
-        """MIs in which a floor was fitted (for tests and logs)."""
+
+    @property
+    def floor(self) -> float:
+        """The loss floor in effect (for tests and logs)."""
+        return self.loss.floor
+
+    @property
+    def fits(self) -> int:
+        """MIs in which a loss floor was fitted (for tests and logs)."""
+        return self.loss.fits
 
     def initial(self) -> int:
         return self.inner.initial()
@@ -132,22 +155,14 @@ class Exo(Wrapper):
         """The signal vector the inner controller sees for this MI (the windows move on)."""
         loss, ratio = signals.loss_rate, signals.rtt_ratio
         if loss is not None:
-            self.points.append((signals.streams, loss))
-            floor = fit_floor(list(self.points), self.ec)
-            if floor is not None:
-                self.floor, self.fits = floor, self.fits + 1
-            cut = self.ec.share * self.floor
+            cut = self.loss.cut(signals.streams, loss)
             if cut > 0.0 and loss > 0.0:
                 kept = max(loss - cut, 0.0)
                 signals = replace(
                     signals, loss_rate=kept, retrans_segs=round(signals.retrans_segs * kept / loss)
                 )
         if self.ec.rtt and ratio is not None:
-            self.queue_points.append((signals.streams, ratio - 1.0))
-            floor = fit_floor(list(self.queue_points), self.ec)
-            if floor is not None:
-                self.queue_floor = floor
-            cut = self.ec.share * self.queue_floor
+            cut = self.queue.cut(signals.streams, ratio - 1.0)
             if cut > 0.0 and ratio > 1.0:
                 kept = 1.0 + max(ratio - 1.0 - cut, 0.0)
                 base = signals.min_rtt_ms
