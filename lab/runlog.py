@@ -6,9 +6,11 @@ The schema is :data:`xfer.observe.runlog.SCHEMA`, documented in ``docs/runlog-an
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -78,3 +80,11 @@ def read_run(path: str | os.PathLike[str]) -> Run:
 def read_runs(paths: Iterable[str | os.PathLike[str]]) -> list[Run]:
     """Read several run logs, in the order given."""
     return [read_run(p) for p in paths]
+
+
+def read_intervals(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The ``interval`` events of a sender's ``--json-stream`` log (the ``.jsonl`` an
+    experiment keeps beside each run's ``.parquet``), one dict per MI, in order."""
+    with open(path) as f:
+        events = [json.loads(line) for line in f]
+    return [e for e in events if e.get("event") == "interval"]

@@ -29,12 +29,13 @@ than the whole run's (gen-v7-v01: 4 and 8 tie, where 8 is best over the whole ru
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
+
+from lab.runlog import read_intervals
 
 Sweep = dict[int, list[float]]
 """Per-MI utilities of the sweep's fixed-N run, by N."""
@@ -42,13 +43,7 @@ Sweep = dict[int, list[float]]
 
 def per_mi(path: Path) -> list[tuple[int, float]]:
     """(streams, utility) of each MI in one run's jsonl log."""
-    out = []
-    with path.open() as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("event") == "interval":
-                out.append((int(r["streams"]), float(r["utility"])))
-    return out
+    return [(int(r["streams"]), float(r["utility"])) for r in read_intervals(path)]
 
 
 def read_sweep(scenario_dir: Path) -> Sweep:
@@ -93,7 +88,9 @@ class Split:
         return self.ratio - self.held
 
 
-def split(sweep: Sweep, runs: list[list[tuple[int, float]]], skip: int = 0) -> tuple[float, ...]:
+def split(
+    sweep: Sweep, runs: list[list[tuple[int, float]]], skip: int = 0
+) -> tuple[float, float, float]:
     """(ratio, held, mean streams) of ``runs`` against ``sweep``, from MI ``skip`` on."""
     ustar = max(fmean(v[skip:]) for v in sweep.values() if len(v) > skip)
     if ustar <= 0:

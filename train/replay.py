@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.runlog import read_intervals
 from policy.base import ControllerConfig, make_controller
 from policy.signals import SignalVector
 
@@ -37,13 +37,9 @@ EDITS: dict[str, Callable[[SignalVector], SignalVector]] = {
 
 def records(path: Path) -> list[SignalVector]:
     """The signal vectors of one run's jsonl log (the ``interval`` events)."""
-    out = []
-    with path.open() as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("event") == "interval":
-                out.append(SignalVector(**{k: v for k, v in r.items() if k in FIELDS}))
-    return out
+    return [
+        SignalVector(**{k: v for k, v in r.items() if k in FIELDS}) for r in read_intervals(path)
+    ]
 
 
 def asks(spec: str, rows: list[SignalVector], max_streams: int = 64) -> list[int]:
