@@ -356,6 +356,32 @@ def referenced_row(summary: dict[str, Any], policies: tuple[str, ...], ref: dict
     return row
 
 
+ORACLE = "oracle"
+"""``--policy oracle`` (with ``--reference``): per scenario, ``fixed:N*`` at the stored sweep's
+best count by utility, run again beside the policies. It shows what the yardstick's own noise
+leaves of U* (the sweep's best of single runs is the maximum of noisy means, so a stationary
+controller holding that very count reads below 1 when run again), the ceiling any policy that
+holds one count meets on that scenario."""
+
+
+def oracle_count(ref_row: dict[str, Any]) -> int:
+    """The stored sweep's best fixed N by utility (``--policy oracle``)."""
+    n = (ref_row.get("best_fixed") or {}).get("utility_streams")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError("the reference names no best fixed N by utility (utility_streams)")
+    return n
+
+
+def _as_oracle(row: dict[str, Any], given: tuple[str, ...], spec: str, n: int) -> None:
+    """Files ``spec``'s (``fixed:N*``) entry of ``row`` under ``oracle``, in ``given``'s order
+    (it stays under ``spec`` too if ``spec`` was asked for by name)."""
+    ctl = row["controllers"]
+    entry = {**(ctl[spec] if spec in given else ctl.pop(spec)), "streams_fixed": n}
+    row["controllers"] = {ORACLE: entry, **ctl}
+    order = [*dict.fromkeys(given), *(k for k in row["controllers"] if k not in given)]
+    row["controllers"] = {k: row["controllers"][k] for k in order}
+
+
 def evaluate(
     policies: tuple[str, ...],
     scenarios: list[str],
@@ -385,11 +411,15 @@ def evaluate(
         if now and made - {now}:
             echo(f"note: the reference was made on engine {', '.join(sorted(made))}, "
                  f"this is {now}: if the engine (xfer/) differs between them, sweep again")  # fmt: skip
+    if ORACLE in policies and not reference:
+        raise ValueError("--policy oracle needs --reference: the stored sweep names its count")
     per: dict[str, Any] = {}
     for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
-        exp = scenario_experiment(scn, policies, duration_s, sweep, repetitions)
+        n_star = oracle_count(refs[scn].row) if ORACLE in policies else 0
+        run = tuple(f"fixed:{n_star}" if p == ORACLE else p for p in policies)
+        exp = scenario_experiment(scn, run, duration_s, sweep, repetitions)
         if reference:
-            exp = dataclasses.replace(exp, policies=tuple(dict.fromkeys(policies)), sweep=None)
+            exp = dataclasses.replace(exp, policies=tuple(dict.fromkeys(run)), sweep=None)
             echo(f"xfer evaluate: {scn} ({len(exp.policies)} controllers; yardstick, GD and "
                  f"BO from {refs[scn].path})")  # fmt: skip
         else:
@@ -397,6 +427,8 @@ def evaluate(
         summary = run_experiment(exp, out_dir / sub, resume=resume, echo=echo)
         if reference:
             per[scn] = referenced_row(summary, exp.policies, refs[scn].row, refs[scn].path)
+            if n_star:
+                _as_oracle(per[scn], policies, f"fixed:{n_star}", n_star)
         else:
             per[scn] = scenario_rows(summary, exp.policies)
     result["scenarios"] = per
@@ -469,6 +501,8 @@ def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
     from testbeds import ScenarioError, load_scenario
 
     for spec in policies:
+        if spec == ORACLE:  # fixed:N* per scenario, N* from --reference (checked there)
+            continue
         try:
             make_controller(spec, ControllerConfig())
         except ValueError as exc:
@@ -481,11 +515,18 @@ def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
         raise click.BadParameter(str(exc), param_hint="--scenarios") from None
 
 
-def _reference_checks(reference: Sequence[Path] | None, names: list[str]) -> None:
-    """A missing or unusable reference fails here, before anything runs."""
+def _reference_checks(reference: Sequence[Path] | None, names: list[str],
+                      policies: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """A missing or unusable reference fails here, before anything runs (and ``oracle``
+    without one, or with one that names no best count)."""
+    if ORACLE in policies and not reference:
+        raise click.BadParameter("oracle runs each scenario's stored best fixed N: give "
+                                 "--reference DIR", param_hint="--policy")  # fmt: skip
     for name in names if reference else []:
         try:
-            load_reference(reference or (), name)
+            ref = load_reference(reference or (), name)
+            if ORACLE in policies:
+                oracle_count(ref.row)
         except (OSError, ValueError) as exc:
             raise click.BadParameter(str(exc), param_hint="--reference") from None
 
@@ -495,7 +536,7 @@ def _testbed(policies: tuple[str, ...], names: list[str], duration: float, sweep
              reference: Sequence[Path] | None = None) -> dict[str, Any]:  # fmt: skip
     names = names or default_scenarios()
     _testbed_checks(policies, names)
-    _reference_checks(reference, names)
+    _reference_checks(reference, names, policies)
 
     def echo(s: str) -> None:
         click.echo(s, err=True)
@@ -519,7 +560,7 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     except ScenarioError as exc:
         raise click.BadParameter(str(exc), param_hint="--suite") from None
     _testbed_checks(policies, names)
-    _reference_checks(reference, names)
+    _reference_checks(reference, names, policies)
     result = run_suite(policies, suite, set_name, duration, sweep, out, repetitions=repetitions,
                        resume=resume, echo=lambda s: click.echo(s, err=True),
                        reference=reference)  # fmt: skip
@@ -538,7 +579,7 @@ def _suite(policies: tuple[str, ...], suite: str, set_name: str, duration: float
     "--policy",
     "policies",
     multiple=True,
-    help="Controller spec, e.g. ppo or ppo:CKPT (repeatable; the first is the one evaluated) [default: ppo; simulator: ppo, gd, bo].",
+    help="Controller spec, e.g. ppo or ppo:CKPT (repeatable; the first is the one evaluated) [default: ppo; simulator: ppo, gd, bo]. With --reference, oracle runs each scenario's stored best fixed N again (the ceiling a policy holding one count meets).",
 )
 @click.option(
     "--sim/--testbed",

@@ -137,17 +137,20 @@ def test_evaluate_reports_utility_ratio(
         assert c["utility_ratio"] == pytest.approx(c["mean_utility"] / best_u)
         assert c["utility_ratio"] < 3 and c["mean_throughput_bps"] > 0
     assert result["utility_ratio_mean"] == pytest.approx(row["controllers"][ppo]["utility_ratio"])
-    # --reference: that output is the stored yardstick; only the policy named now runs (the
-    # sweep's own best, fixed:20, so its ratio is about 1), GD and BO come from the file.
+    # --reference: that output is the stored yardstick; only the policy named now runs
+    # (oracle: the sweep's own best, fixed:20, run again, so its ratio is about 1), GD and BO
+    # come from the file.
     ref = tmp_path / "ref"
     ref.mkdir()
     (ref / "paper-fig1.json").write_text(proc.stdout)
     again = tmp_path / "again"
-    proc = _run(["evaluate", "--policy", "fixed:20", "--scenarios", "paper-fig1", "--duration",
+    proc = _run(["evaluate", "--policy", "oracle", "--scenarios", "paper-fig1", "--duration",
                  "6", "--reference", str(ref), "--out", str(again), "--json"], timeout=90)  # fmt: skip
     res2 = json.loads(proc.stdout)
     row2 = res2["scenarios"]["paper-fig1"]
     assert [p.name for p in (again / "paper-fig1" / "logs").iterdir()] == ["fixed-20"]
     assert row2["best_fixed"] == row["best_fixed"] and res2["reference"] == str(ref)
-    assert 0.7 < row2["controllers"]["fixed:20"]["utility_ratio"] < 1.3
+    oracle = row2["controllers"]["oracle"]
+    assert oracle["streams_fixed"] == 20 and 0.7 < oracle["utility_ratio"] < 1.3
+    assert res2["policy"] == "oracle" and res2["utility_ratio_mean"] == oracle["utility_ratio"]
     assert row2["controllers"]["gd"]["utility_ratio"] == row["controllers"]["gd"]["utility_ratio"]

@@ -299,6 +299,55 @@ def test_reference_runs_only_the_policies_against_the_stored_yardstick(
     assert res.exit_code != 0 and f"{empty}/my-net.json is missing" in res.output
 
 
+def test_oracle_runs_the_stored_best_count_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--policy oracle: each scenario's stored best fixed N (utility_streams) runs as fixed:N,
+    reported under oracle with the count; without a reference, or one naming no count, it
+    fails before anything runs."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    names = []
+    for name, n in (("net-a", 8), ("net-b", 3)):
+        scn = tmp_path / f"{name}.toml"
+        scn.write_text(SCENARIO)
+        names.append(str(scn))
+        stored = {"scenarios": {str(scn): {
+            "best_fixed": {"source": "sweep", "utility_streams": n, "mean_utility": 50.0},
+            "controllers": {"gd": {"utility_ratio": 0.7, "run_ratios": [0.7]}}}}}  # fmt: skip
+        (ref / f"{name}.json").write_text(json.dumps(stored))
+    seen: list[Any] = []
+
+    def run_experiment(exp: Any, out_dir: Path, **_: Any) -> dict[str, Any]:
+        seen.append(exp.policies)
+        u = {p: 40.0 + int(p.partition(":")[2] or 0) for p in exp.policies}
+        return {"best_fixed": None, "policies": {p: {"mean_utility": v} for p, v in u.items()}}
+
+    monkeypatch.setattr("lab.experiment.run_experiment", run_experiment)
+    scns = [a for n in names for a in ("--scenario", n)]
+    args = [*scns, "--reference", str(ref), "--out", str(tmp_path / "out"), "--json"]
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "oracle", "--policy", "fixed:3"])
+    assert res.exit_code == 0, res.output
+    assert seen == [("fixed:8", "fixed:3"), ("fixed:3",)]
+    result = json.loads(res.stdout)
+    a, b = (result["scenarios"][n]["controllers"] for n in names)
+    assert list(a) == ["oracle", "fixed:3", "gd"] and list(b) == ["oracle", "fixed:3", "gd"]
+    assert a["oracle"]["streams_fixed"] == 8 and a["oracle"]["utility_ratio"] == 48.0 / 50.0
+    assert a["fixed:3"]["utility_ratio"] == b["oracle"]["utility_ratio"] == 43.0 / 50.0
+    assert b["oracle"]["streams_fixed"] == 3 and "streams_fixed" not in b["fixed:3"]
+    assert result["policy"] == "oracle"
+    assert result["utility_ratio_mean"] == pytest.approx((48.0 + 43.0) / 100.0)
+    seen.clear()
+    res = CliRunner().invoke(ev.evaluate_cmd, [*scns, "--policy", "oracle", "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "give --reference DIR" in res.output and not seen
+    (ref / "net-b.json").write_text(json.dumps({"scenarios": {"x": {"best_fixed": {
+        "mean_utility": 50.0}}}}))  # fmt: skip
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "oracle"])
+    assert res.exit_code != 0 and "names no best fixed N by utility" in res.output and not seen
+    res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "fixed:2"])
+    assert res.exit_code == 0 and seen == [("fixed:2",), ("fixed:2",)]  # only oracle needs it
+
+
 def test_reference_with_a_suite_reads_every_stored_scenario_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
