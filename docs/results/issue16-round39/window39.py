@@ -1,0 +1,51 @@
+"""Round 39: where the shipped policy loses against the oracle, by time: its mean utility over
+MIs 1-10 (the start-up, before any rival's phase is steady) and over MIs 11-30, each divided
+by the oracle's (the stored best fixed N run again, same scenario, same invocation) in the
+same MIs, runs pooled. Read from the runs' --json-stream logs.
+python3 window39.py RUN_DIR [RUN_DIR ...]   (an xfer evaluate --out SET directory)"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from lab.runlog import read_intervals
+
+SPLIT = 10
+
+
+def _mean(mis: list[dict]) -> float:
+    """Time-weighted mean utility, drain MIs left out (as lab.metrics.run_mean_utility)."""
+    kept = [e for e in mis if not e.get("drain")]
+    return sum(e["utility"] * e["mi_s"] for e in kept) / sum(e["mi_s"] for e in kept)
+
+
+def windows(logs: Path) -> tuple[float, float, float]:
+    """Mean utility over MIs 1..SPLIT, SPLIT+1.., and all, runs pooled."""
+    first: list[dict] = []
+    rest: list[dict] = []
+    for f in sorted(logs.glob("r*-t1.jsonl")):
+        mis = read_intervals(f)
+        first += mis[:SPLIT]
+        rest += mis[SPLIT:]
+    return _mean(first), _mean(rest), _mean(first + rest)
+
+
+print(f"| scenario | N* | oracle U, MIs 1-{SPLIT} / {SPLIT + 1}- | ppo / oracle, MIs 1-{SPLIT} "
+      f"| MIs {SPLIT + 1}- | whole run | ppo streams, MIs {SPLIT + 1}- |")
+print("|---|---|---|---|---|---|---|")
+for d in sys.argv[1:]:
+    for scn in sorted(p for p in Path(d).iterdir() if (p / "summary.json").is_file()):
+        ev = json.loads((scn / "experiment.json").read_text())
+        fixed = [p for p in ev["policies"] if p.startswith("fixed:")]
+        if len(fixed) != 1 or "ppo" not in ev["policies"]:
+            continue
+        n = fixed[0].partition(":")[2]
+        o = windows(scn / "logs" / f"fixed-{n}")
+        p = windows(scn / "logs" / "ppo")
+        if o[2] < 10:
+            continue
+        streams = [e["streams"] for f in sorted((scn / "logs" / "ppo").glob("r*-t1.jsonl"))
+                   for e in read_intervals(f)[SPLIT:]]  # fmt: skip
+        print(f"| {scn.name} | {n} | {o[0]:.1f} / {o[1]:.1f} | {p[0] / o[0]:.2f} "
+              f"| {p[1] / o[1]:.2f} | {p[2] / o[2]:.2f} | {statistics.fmean(streams):.1f} |")
