@@ -5,12 +5,13 @@ oracle; per set, means and minima. python3 oracle39.py RESULT.json [RESULT.json 
 import json
 import statistics
 import sys
+from pathlib import Path
 
 print("| scenario | N* | U* | oracle [runs] | oracle spread | ppo [runs] | ppo n | ppo / oracle |")
 print("|---|---|---|---|---|---|---|---|")
 agg: dict[str, list[float]] = {"oracle": [], "ppo": [], "rel": [], "omin": [], "pmin": []}
 for path in sys.argv[1:]:
-    for s, row in json.loads(open(path).read())["scenarios"].items():
+    for s, row in json.loads(Path(path).read_text())["scenarios"].items():
         best = row["best_fixed"]
         if best["mean_utility"] < 10:
             continue
@@ -23,14 +24,18 @@ for path in sys.argv[1:]:
         agg["omin"].append(min(orr))
         agg["pmin"].append(min(prr))
         runs = lambda v: ", ".join(f"{x:.2f}" for x in v)  # noqa: E731
-        print(f"| {s.split('/')[-1].removesuffix('.toml')} | {o['streams_fixed']} "
-              f"| {best['mean_utility']:.1f} | {o['utility_ratio']:.3f} [{runs(orr)}] "
-              f"| {max(orr) - min(orr):.2f} | {p['utility_ratio']:.3f} [{runs(prr)}] "
-              f"| {p['mean_streams']:.1f} | {rel:.2f} |")
+        print(
+            f"| {s.split('/')[-1].removesuffix('.toml')} | {o['streams_fixed']} "
+            f"| {best['mean_utility']:.1f} | {o['utility_ratio']:.3f} [{runs(orr)}] "
+            f"| {max(orr) - min(orr):.2f} | {p['utility_ratio']:.3f} [{runs(prr)}] "
+            f"| {p['mean_streams']:.1f} | {rel:.2f} |"
+        )
 print()
 n = len(agg["oracle"])
 for k in ("oracle", "ppo"):
     v = agg[k]
-    print(f"{k}: mean {statistics.fmean(v):.3f} min {min(v):.3f} (lowest single run "
-          f"{min(agg[k[0] + 'min']):.3f}), >= 0.90 on {sum(x >= 0.9 for x in v)} of {n}")
+    print(
+        f"{k}: mean {statistics.fmean(v):.3f} min {min(v):.3f} (lowest single run "
+        f"{min(agg[k[0] + 'min']):.3f}), >= 0.90 on {sum(x >= 0.9 for x in v)} of {n}"
+    )
 print(f"ppo / oracle: mean {statistics.fmean(agg['rel']):.3f} min {min(agg['rel']):.3f}")

@@ -31,8 +31,10 @@ def windows(logs: Path) -> tuple[float, float, float]:
     return _mean(first), _mean(rest), _mean(first + rest)
 
 
-print(f"| scenario | N* | oracle U, MIs 1-{SPLIT} / {SPLIT + 1}- | ppo / oracle, MIs 1-{SPLIT} "
-      f"| MIs {SPLIT + 1}- | whole run | ppo streams, MIs {SPLIT + 1}- |")
+print(
+    f"| scenario | N* | oracle U, MIs 1-{SPLIT} / {SPLIT + 1}- | ppo / oracle, MIs 1-{SPLIT} "
+    f"| MIs {SPLIT + 1}- | whole run | ppo streams, MIs {SPLIT + 1}- |"
+)
 print("|---|---|---|---|---|---|---|")
 for d in sys.argv[1:]:
     for scn in sorted(p for p in Path(d).iterdir() if (p / "summary.json").is_file()):
@@ -47,5 +49,7 @@ for d in sys.argv[1:]:
             continue
         streams = [e["streams"] for f in sorted((scn / "logs" / "ppo").glob("r*-t1.jsonl"))
                    for e in read_intervals(f)[SPLIT:]]  # fmt: skip
-        print(f"| {scn.name} | {n} | {o[0]:.1f} / {o[1]:.1f} | {p[0] / o[0]:.2f} "
-              f"| {p[1] / o[1]:.2f} | {p[2] / o[2]:.2f} | {statistics.fmean(streams):.1f} |")
+        print(
+            f"| {scn.name} | {n} | {o[0]:.1f} / {o[1]:.1f} | {p[0] / o[0]:.2f} "
+            f"| {p[1] / o[1]:.2f} | {p[2] / o[2]:.2f} | {statistics.fmean(streams):.1f} |"
+        )
