@@ -37,7 +37,13 @@ print(
 )
 print("|---|---|---|---|---|---|---|")
 for d in sys.argv[1:]:
+    # the stored U* of each scenario (the set's evaluate.json): U* < 10 is not scored, as in
+    # every table of the rounds
+    rows = json.loads((Path(d) / "evaluate.json").read_text())["scenarios"]
+    ustar = {Path(k).stem: r["best_fixed"]["mean_utility"] for k, r in rows.items()}
     for scn in sorted(p for p in Path(d).iterdir() if (p / "summary.json").is_file()):
+        if ustar[scn.name] < 10:
+            continue
         ev = json.loads((scn / "experiment.json").read_text())
         fixed = [p for p in ev["policies"] if p.startswith("fixed:")]
         if len(fixed) != 1 or "ppo" not in ev["policies"]:
@@ -45,8 +51,6 @@ for d in sys.argv[1:]:
         n = fixed[0].partition(":")[2]
         o = windows(scn / "logs" / f"fixed-{n}")
         p = windows(scn / "logs" / "ppo")
-        if o[2] < 10:
-            continue
         streams = [e["streams"] for f in sorted((scn / "logs" / "ppo").glob("r*-t1.jsonl"))
                    for e in read_intervals(f)[SPLIT:]]  # fmt: skip
         print(
