@@ -494,18 +494,28 @@ def parse_counts(text: str) -> tuple[int, ...]:
     return values
 
 
-def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
-    """Bad controller specs and scenarios fail here, before anything runs."""
+def _policy_checks(policies: tuple[str, ...], testbed: bool) -> None:
+    """Bad controller specs fail here, before anything runs (testbed and simulator alike)."""
     from policy.base import ControllerConfig, make_controller
-    from testbeds import ScenarioError, load_scenario
 
     for spec in policies:
-        if spec == ORACLE:  # fixed:N* per scenario, N* from --reference (checked there)
-            continue
+        if spec == ORACLE:
+            if testbed:  # fixed:N* per scenario, N* from --reference (checked there)
+                continue
+            raise click.BadParameter("oracle runs each scenario's stored best fixed N on the "
+                                     "testbed (--reference DIR), not in the simulator",
+                                     param_hint="--policy")  # fmt: skip
         try:
             make_controller(spec, ControllerConfig())
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--policy") from None
+
+
+def _testbed_checks(policies: tuple[str, ...], names: list[str]) -> None:
+    """Bad controller specs and scenarios fail here, before anything runs."""
+    from testbeds import ScenarioError, load_scenario
+
+    _policy_checks(policies, testbed=True)
     try:
         for name in names:
             load_scenario(name.partition("@")[0])
@@ -719,6 +729,7 @@ def evaluate_cmd(policies: tuple[str, ...], sim: bool | None, scenarios: str | N
         if names:
             raise click.UsageError("--sim takes no scenarios (use --testbed)")
         specs = list(policies or DEFAULT_POLICIES)
+        _policy_checks(tuple(specs), testbed=False)
         result = _sim_or_screen(specs, networks, seed, sim_config, world_class, json_out is None)
     else:
         sweep = parse_counts(sweep_text)

@@ -346,6 +346,14 @@ def test_oracle_runs_the_stored_best_count_again(
     assert res.exit_code != 0 and "names no best fixed N by utility" in res.output and not seen
     res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "fixed:2"])
     assert res.exit_code == 0 and seen == [("fixed:2",), ("fixed:2",)]  # only oracle needs it
+    res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--policy", "oracle"])
+    assert res.exit_code != 0 and "not in the simulator" in res.output
+
+
+def test_a_bad_policy_in_the_simulator_is_a_usage_error_not_a_traceback() -> None:
+    res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--policy", "bogus", "--networks", "1"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "Invalid value for --policy" in res.output and "unknown policy 'bogus'" in res.output
 
 
 def test_reference_with_a_suite_reads_every_stored_scenario_first(
