@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-sweep = json.loads(Path(sys.argv[1]).read_text())["scenarios"]
+resweep = json.loads(Path(sys.argv[1]).read_text())
+sweep, counts = resweep["scenarios"], resweep["policies"]
 oracle = json.loads(Path(sys.argv[2]).read_text())["scenarios"]
-counts = [p for p in json.loads(Path(sys.argv[1]).read_text())["policies"]]
 head = " | ".join(c.partition(":")[2] for c in counts)
 print(f"| scenario | N* (stored) | {head} | N*2 | U*2 / U* | oracle (N*, 3 runs) |")
 print("|---|---|" + "---|" * len(counts) + "---|---|---|")

@@ -5,30 +5,33 @@ same MIs, runs pooled. Read from the runs' --json-stream logs.
 python3 window39.py RUN_DIR [RUN_DIR ...]   (an xfer evaluate --out SET directory)"""
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
+from lab.metrics import mean_throughput
 from lab.runlog import read_intervals
 
 SPLIT = 10
 
 
 def _mean(mis: list[dict]) -> float:
-    """Time-weighted mean utility, drain MIs left out (as lab.metrics.run_mean_utility)."""
+    """Time-weighted mean utility, drain MIs left out: lab.metrics.run_mean_utility's
+    weighting (its mean_throughput) over the MIs of a window."""
     kept = [e for e in mis if not e.get("drain")]
-    return sum(e["utility"] * e["mi_s"] for e in kept) / sum(e["mi_s"] for e in kept)
+    return mean_throughput([e["utility"] for e in kept], [e["mi_s"] for e in kept])
 
 
-def windows(logs: Path) -> tuple[float, float, float]:
-    """Mean utility over MIs 1..SPLIT, SPLIT+1.., and all, runs pooled."""
+def windows(logs: Path) -> tuple[float, float, float, float]:
+    """Mean utility over MIs 1..SPLIT, SPLIT+1.., and all, runs pooled; and the mean stream
+    count over MIs SPLIT+1.. (each log read once)."""
     first: list[dict] = []
     rest: list[dict] = []
     for f in sorted(logs.glob("r*-t1.jsonl")):
         mis = read_intervals(f)
         first += mis[:SPLIT]
         rest += mis[SPLIT:]
-    return _mean(first), _mean(rest), _mean(first + rest)
+    streams = sum(e["streams"] for e in rest) / len(rest)
+    return _mean(first), _mean(rest), _mean(first + rest), streams
 
 
 print(
@@ -51,9 +54,7 @@ for d in sys.argv[1:]:
         n = fixed[0].partition(":")[2]
         o = windows(scn / "logs" / f"fixed-{n}")
         p = windows(scn / "logs" / "ppo")
-        streams = [e["streams"] for f in sorted((scn / "logs" / "ppo").glob("r*-t1.jsonl"))
-                   for e in read_intervals(f)[SPLIT:]]  # fmt: skip
         print(
             f"| {scn.name} | {n} | {o[0]:.1f} / {o[1]:.1f} | {p[0] / o[0]:.2f} "
-            f"| {p[1] / o[1]:.2f} | {p[2] / o[2]:.2f} | {statistics.fmean(streams):.1f} |"
+            f"| {p[1] / o[1]:.2f} | {p[2] / o[2]:.2f} | {p[3]:.1f} |"
         )
