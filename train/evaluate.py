@@ -412,9 +412,11 @@ def evaluate(
                  f"this is {now}: if the engine (xfer/) differs between them, sweep again")  # fmt: skip
     if ORACLE in policies and not reference:
         raise ValueError("--policy oracle needs --reference: the stored sweep names its count")
+    # oracle's count of every scenario, read with the references: a gap fails at once too
+    stars = {scn: oracle_count(refs[scn].row) for scn in scenarios} if ORACLE in policies else {}
     per: dict[str, Any] = {}
     for scn, sub in zip(scenarios, run_dirs(scenarios), strict=True):
-        n_star = oracle_count(refs[scn].row) if ORACLE in policies else 0
+        n_star = stars.get(scn, 0)
         run = tuple(f"fixed:{n_star}" if p == ORACLE else p for p in policies)
         exp = scenario_experiment(scn, run, duration_s, sweep, repetitions)
         if reference:

@@ -344,6 +344,9 @@ def test_oracle_runs_the_stored_best_count_again(
         "mean_utility": 50.0}}}}))  # fmt: skip
     res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "oracle"])
     assert res.exit_code != 0 and "names no best fixed N by utility" in res.output and not seen
+    with pytest.raises(ValueError, match="names no best fixed N"):  # the library: before any run
+        ev.evaluate(("oracle",), names, 30.0, (1,), tmp_path / "lib", reference=ref)
+    assert not seen
     res = CliRunner().invoke(ev.evaluate_cmd, [*args, "--policy", "fixed:2"])
     assert res.exit_code == 0 and seen == [("fixed:2",), ("fixed:2",)]  # only oracle needs it
     res = CliRunner().invoke(ev.evaluate_cmd, ["--sim", "--policy", "oracle"])
