@@ -19,6 +19,15 @@ except around an add of ``step`` (4) or more streams:
    refused for a cooldown (``cooldown`` MIs, 8, doubled after each consecutive unpaid add
    up to ``max_cooldown``, 64) - a +5/-5 see-saw on a LAN costs one add per cooldown. A
    floor left by an earlier add that paid stays for the rest of its hold.
+3. **Options of round 40** (off by default): ``per_step=1`` judges each step of a ramp
+   against the step before it (its level, the utility of its MI) rather than the whole ramp
+   against the MI before its first add, which judged gen-v7-v01's 2 -> 7 -> 12 "paid" (12
+   streams at 807-852 against 432 at 2, where 7 had read 1295-1353) and floored the
+   overshoot it was meant to undo (``docs/results/issue16-round39/``). ``keep_band`` keeps
+   an add that fell short of paying by less than that share without a floor, so only a
+   clear fall is undone (0.2 with the 10 % margin: a fall of more than 10 %). ``max_rtt_ms``
+   judges adds only on paths whose minimum RTT is at most that (one MI after the join,
+   streams on a long path are still in slow start).
 
 Measured in round 24 (``docs/results/issue16-round24/``, testbed, 2 runs per scenario) around
 round 22's kicked member (``hold-kick22-s3``): it ended that policy's +5/-5 see-saw on LANs
@@ -62,6 +71,28 @@ class JudgeConfig(RuleConfig):
     """MIs adds are refused after the first unpaid add of a run of them."""
     max_cooldown: int = 64
     """The cooldown doubles with each consecutive unpaid add up to this."""
+    per_step: int = 0
+    """0: a ramp (adds of ``step`` or more in consecutive MIs) is judged as one add, against
+    the MI before its first add (round 24). 1: each further add of a ramp moves the judging
+    on to that step, against the MI before it (the step before's level, its utility), so a
+    ramp's last step is undone alone when it overshot (round 40)."""
+    keep_band: float = 0.0
+    """An add whose verdict falls short of paying by less than this share of the pre-add
+    utility is kept without a floor, not undone (0: every add that did not pay is undone;
+    0.2 with the default margin: undone only when the utility fell by more than 10 %)."""
+    max_rtt_ms: float = 0.0
+    """Adds are judged only while the path's minimum RTT is at most this (0: on every path).
+    One MI after the join, streams on a long path are still in slow start, so the verdict
+    MI reads their burst, not the level (round 40: hand-lossy-long's 12 -> 17 read 213 ->
+    157, 151, then 207)."""
+
+    def __post_init__(self) -> None:
+        if self.per_step not in (0, 1):
+            raise ValueError(f"judge: per_step must be 0 or 1, got {self.per_step}")
+        if self.keep_band < 0:
+            raise ValueError(f"judge: keep_band must be >= 0, got {self.keep_band}")
+        if self.max_rtt_ms < 0:
+            raise ValueError(f"judge: max_rtt_ms must be >= 0, got {self.max_rtt_ms}")
 
 
 class AddJudge:
@@ -89,6 +120,8 @@ class AddJudge:
         """Adds judged as paid (for tests and logs)."""
         self.unpaid = 0
         """Adds judged as unpaid and undone."""
+        self.kept = 0
+        """Adds short of paying within ``keep_band``: kept without a floor."""
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
@@ -102,13 +135,23 @@ class AddJudge:
         if self.cool_left > 0:
             proposed = min(proposed, max(self.ceil, self.current))
             self.cool_left -= 1
-        if proposed - self.current >= self.jc.step:
+        if proposed - self.current >= self.jc.step and self._judged_path(signals):
             self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
         return proposed
 
+    def _judged_path(self, signals: SignalVector) -> bool:
+        """Whether adds on this path are judged (``max_rtt_ms``; an unknown RTT is judged)."""
+        top, rtt = self.jc.max_rtt_ms, signals.min_rtt_ms
+        return top <= 0 or rtt is None or rtt <= top
+
     def _join(self, proposed: int, signals: SignalVector) -> int:
         """The added streams' first MI: no retreat; a further add moves the judging on."""
-        self.mode = "join" if proposed - self.current >= self.jc.step else "verdict"
+        if proposed - self.current >= self.jc.step:
+            self.mode = "join"
+            if self.jc.per_step:  # the step before is the yardstick of this one
+                self.base, self.u_before = self.current, utility_of(signals)
+        else:
+            self.mode = "verdict"
         return max(proposed, self.current)
 
     def _verdict(self, proposed: int, signals: SignalVector) -> int:
@@ -121,6 +164,10 @@ class AddJudge:
             self.floor = int(self.current * self.jc.floor_share)
             self.floor_left = self.jc.hold
             return self._follow(proposed, signals)  # a further add is judged anew
+        band = self.jc.keep_band
+        if band > 0 and u >= self.u_before + (self.jc.margin - band) * abs(self.u_before):
+            self.kept += 1  # short of paying, within the band: no floor, no undo
+            return self._follow(proposed, signals)
         self.unpaid += 1
         self.ceil, self.cool_left = self.base, self.cool_next
         self.cool_next = min(2 * self.cool_next, self.jc.max_cooldown)

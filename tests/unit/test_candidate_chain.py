@@ -77,3 +77,10 @@ def test_sit_0_skips_rule_2b(tmp_path: Path) -> None:
     assert "rule 2b not run (SIT=0)" in out
     assert "gen-v7" not in out and "situations.txt" not in out
     assert "experiment fig3" in out and "--set test" in out
+
+
+def test_gates_base_drops_only_the_target_gates(tmp_path: Path) -> None:
+    out = _dry(tmp_path, X="judge:ppo", TAG="c", GATES="base").stdout
+    cmds = [line[2:] for line in out.splitlines() if line.startswith("+ ")]
+    assert cmds[0] == f"python3 -m train.gates judge:ppo > {tmp_path}/gates-c.txt"
+    assert "--suite gen-v2 --set validation" in cmds[1]

@@ -38,14 +38,31 @@ class Climb(SeeSaw):
         return self.target
 
 
+class RampThenWalk(SeeSaw):
+    """Adds 5 streams twice, then walks back one stream per MI: the shipped policy's start on
+    gen-v7-v01 in round 39 (2 -> 7 -> 12, then 11, 10, ... 7)."""
+
+    def initial(self) -> int:
+        self.target = 2
+        return self.target
+
+    def decide(self, signals: SignalVector) -> int:
+        self.t += 1
+        self.target = self.config.clip(self.target + (5 if self.t <= 2 else -1))
+        return self.target
+
+
 register("test-seesaw", SeeSaw)
 register("test-climb", Climb)
+register("test-ramp-walk", RampThenWalk)
 
 World = Callable[[int, bool], tuple[float, float]]
 """(streams, is this the added streams' first MI) -> (Mbit/s, loss rate)."""
 
 
-def _run(world: World, mis: int, spec: str = "judge:test-seesaw") -> tuple[Judge, list[int]]:
+def _run(
+    world: World, mis: int, spec: str = "judge:test-seesaw", rtt_ms: float = 30.0
+) -> tuple[Judge, list[int]]:
     """Drive the controller ``spec`` (a judge, or its inner alone) for ``mis`` MIs."""
     j = make_controller(spec, ControllerConfig(max_streams=64))
     n, prev, path = j.initial(), j.initial(), []
@@ -53,7 +70,7 @@ def _run(world: World, mis: int, spec: str = "judge:test-seesaw") -> tuple[Judge
         mbit, loss = world(n, n - prev >= 4)
         s = SignalVector(
             t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
-            loss_rate=loss, rtt_ms=30.0, min_rtt_ms=30.0, rtt_gradient=0.0, rtt_ratio=1.0,
+            loss_rate=loss, rtt_ms=rtt_ms, min_rtt_ms=rtt_ms, rtt_gradient=0.0, rtt_ratio=1.0,
         )  # fmt: skip
         prev, n = n, j.decide(s)
         path.append(n)
@@ -131,3 +148,47 @@ def test_options_errors_and_default_inner() -> None:
     assert isinstance(j, Judge) and j.inner.name == "ppo" and j.initial() == 2
     j.target = 7
     assert j.inner.target == 7  # type: ignore[attr-defined]
+
+
+def seven_best(n: int, joined: bool) -> tuple[float, float]:
+    """gen-v7-v01 before its rival joins: 190 Mbit/s a stream up to 7, loss 0.1 %; 12
+    streams gain nothing and lose 3 % (utility 361 at 2 streams, 1145 at 7, 650 at 12)."""
+    return 190.0 * min(n, 7), (0.001 if n <= 7 else 0.03)
+
+
+def test_per_step_undoes_a_ramps_last_step_where_the_whole_ramp_paid() -> None:
+    _, alone = _run(seven_best, 8, "test-ramp-walk")
+    assert alone == [7, 12, 11, 10, 9, 8, 7, 6]  # the walk back the judge should shorten
+    # Round 24's judge weighs 12 against 2 streams: "paid", floored at 12 for ten MIs.
+    j, path = _run(seven_best, 8, "judge:test-ramp-walk")
+    assert (j.rule.paid, j.rule.unpaid) == (1, 0) and path[1:] == [12] * 7
+    # Judged step by step, 7 -> 12 is weighed against 7: undone at once, adds cooled down.
+    j, path = _run(seven_best, 12, "judge:per_step=1,hold=0:test-ramp-walk")
+    assert (j.rule.paid, j.rule.unpaid) == (0, 1)
+    assert path[:4] == [7, 12, 12, 7] and max(path[3:]) == 7
+    # On a long path (min RTT 120 ms) the join is not judged: the inner policy as it is.
+    spec = "judge:per_step=1,hold=0,max_rtt_ms=20:test-ramp-walk"
+    j, path = _run(seven_best, 8, spec, rtt_ms=120.0)
+    assert path == alone and j.rule.paid == j.rule.unpaid == 0 and j.rule.mode == "follow"
+    j, path = _run(seven_best, 12, spec, rtt_ms=0.014)  # a LAN is judged
+    assert j.rule.unpaid == 1 and path[3] == 7
+
+
+def test_keep_band_keeps_a_small_shortfall_without_a_floor() -> None:
+    # Utility falls 5 % with the add: undone by default; kept (no floor) within a 0.2 band.
+    def world(n: int, joined: bool) -> tuple[float, float]:
+        return (100.0 if n == 1 else 105.0), 0.0  # utility 98.0 -> 93.2
+
+    j, path = _run(world, 4)
+    assert (j.rule.paid, j.rule.unpaid, j.rule.kept) == (0, 1, 0) and path[2] == 1
+    j, path = _run(world, 4, "judge:keep_band=0.2:test-seesaw")
+    assert (j.rule.paid, j.rule.unpaid, j.rule.kept) == (0, 0, 1)
+    assert path[:3] == [6, 6, 11]  # kept: the inner controller's next add is taken (judged anew)
+    j, _ = _run(world, 4, "judge:keep_band=0.1:test-seesaw")  # a 5 % fall is outside 0.1
+    assert j.rule.unpaid == 1
+
+
+def test_round_40_options_are_checked() -> None:
+    for bad in ("per_step=2", "keep_band=-0.1", "max_rtt_ms=-1"):
+        with pytest.raises(ValueError, match="judge: "):
+            JudgeConfig.parse(bad)
