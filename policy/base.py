@@ -75,6 +75,7 @@ _BUILTIN: dict[str, str] = {
     "warmup": "policy.warmup:Warmup",
     "ensemble": "policy.ensemble:Ensemble",
     "exo": "policy.exo:Exo",
+    "start": "policy.start:Start",
     "stdin": "policy.external:StdinController",
 }
 _REGISTRY: dict[str, Factory] = {}
