@@ -32,8 +32,8 @@ class StartConfig(RuleConfig):
     """MIs held: the count for MI k (k = 1..mis) is n; INNER decides from MI mis + 1 on."""
 
     def __post_init__(self) -> None:
-        if self.n < 0 or self.mis < 0:
-            raise ValueError(f"start: n and mis must be >= 0, got n={self.n}, mis={self.mis}")
+        if self.n < 0 or self.mis < 1:
+            raise ValueError(f"start: needs n >= 0 and mis >= 1, got n={self.n}, mis={self.mis}")
 
 
 class StartHold:
@@ -43,7 +43,7 @@ class StartHold:
     def __init__(self, sc: StartConfig, config: ControllerConfig, initial: int) -> None:
         self.config = config
         self.current = config.clip(sc.n or initial)
-        self.left = max(sc.mis - 1, 0)
+        self.left = sc.mis - 1
         """Decisions still held (the initial count covers the first MI)."""
 
     def step(self, proposed: int, signals: SignalVector) -> int:

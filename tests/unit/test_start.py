@@ -42,7 +42,8 @@ def test_the_shipped_policy_starts_where_it_is_told() -> None:
 
 def test_options_are_checked() -> None:
     assert StartConfig.parse("n=4,mis=2") == StartConfig(n=4, mis=2)
-    with pytest.raises(ValueError, match="start: "):
-        StartConfig.parse("n=-1")
+    for bad in ("n=-1", "mis=0"):  # the first MI always runs the initial count
+        with pytest.raises(ValueError, match="start: needs"):
+            StartConfig.parse(bad)
     with pytest.raises(ValueError, match="start: bad argument"):
         make_controller("start:nope=1:ppo")
