@@ -23,18 +23,11 @@ import sys
 from pathlib import Path
 
 from lab.runlog import read_intervals
-from policy.utility import utility
 
 
 def utilities(path: Path) -> list[float]:
-    """Each MI's utility of one run's jsonl log (the stored one, or computed from the MI)."""
-    out = []
-    for r in read_intervals(path):
-        if "throughput_bps" in r:
-            out.append(utility(r["throughput_bps"], r["streams"], r.get("loss_rate")))
-        else:
-            out.append(float(r["utility"]))
-    return out
+    """Each MI's utility as the run logged it (full logs and the sweep-mi extracts alike)."""
+    return [float(r["utility"]) for r in read_intervals(path)]
 
 
 def runs(scenario: Path) -> dict[int, list[float]]:

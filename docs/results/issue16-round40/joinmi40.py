@@ -18,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 
 from lab.runlog import read_intervals
-from policy.utility import utility
 
 
 def reading(u: float, before: float) -> str:
@@ -35,7 +34,7 @@ def main(max_rtt_ms: float, roots: list[Path]) -> None:
             if not mis or (mis[0].get("min_rtt_ms") or 1e9) > max_rtt_ms:
                 continue
             n = [e["streams"] for e in mis]
-            u = [utility(e["throughput_bps"], e["streams"], e.get("loss_rate")) for e in mis]
+            u = [e["utility"] for e in mis]
             for t in range(1, len(mis) - 1):
                 if n[t] - n[t - 1] >= 4 and n[t + 1] == n[t]:
                     pairs[(reading(u[t], u[t - 1]), reading(u[t + 1], u[t - 1]))] += 1
