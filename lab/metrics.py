@@ -236,6 +236,14 @@ def run_mean_utility(run: Run) -> float:
     return mean_throughput(run.col("utility")[m], run.col("mi_s")[m])
 
 
+def intervals_mean_utility(mis: Sequence[dict[str, Any]]) -> float:
+    """:func:`run_mean_utility` over a run's ``interval`` records (``lab.runlog.read_intervals``,
+    the ``--json-stream`` log) or any slice of them, e.g. a window of MIs or MIs spliced from
+    two runs: drain MIs left out, each MI weighted by its length."""
+    kept = [e for e in mis if e.get("drain") is not True]
+    return mean_throughput([e["utility"] for e in kept], [e["mi_s"] for e in kept])
+
+
 def best_fixed(runs: Sequence[Run], of: str = "throughput") -> tuple[int, float] | None:
     """(N, value) of the best fixed-N runs: ``of`` is ``"throughput"`` or ``"utility"``; each
     N's value is averaged over its repetitions. None when there is no fixed-N run."""

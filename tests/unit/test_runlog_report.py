@@ -233,17 +233,22 @@ def test_report_survives_an_empty_log(tmp_path: Path) -> None:
 
 
 def test_drain_mis_are_marked_and_left_out_of_the_means(tmp_path: Path) -> None:
-    from lab.metrics import run_mean_throughput, run_mean_utility
+    from lab.metrics import intervals_mean_utility, run_mean_throughput, run_mean_utility
 
     p = tmp_path / "drain.parquet"
+    records = []
     with RunLog(p, {"policy": "ppo"}) as log:
         for i, (mbit, drain) in enumerate([(100.0, False), (300.0, False), (5.0, True)]):
             s = sig(i + 1.0, 4, mbit)
             log.append(Interval(s, utility=mbit, reward=0.0, action=0, drain=drain))
+            records.append(Interval(s, utility=mbit, reward=0.0, action=0, drain=drain).to_dict())
     run = read_run(p)
     assert run.table.column("drain").to_pylist() == [False, False, True]
     assert run_mean_throughput(run) == pytest.approx(200e6)  # the 5 Mbit/s tail is not counted
     assert run_mean_utility(run) == pytest.approx(200.0)
+    # the same weighting over the --json-stream records, whole or a window of them
+    assert intervals_mean_utility(records) == pytest.approx(200.0)
+    assert intervals_mean_utility(records[1:]) == pytest.approx(300.0)
     # a log written before the column existed: every row counts
     old = tmp_path / "old.parquet"
     t = run.table.drop(["drain"])

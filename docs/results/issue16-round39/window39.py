@@ -8,17 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from lab.metrics import mean_throughput
+from lab.metrics import intervals_mean_utility
 from lab.runlog import read_intervals
 
 SPLIT = 10
-
-
-def _mean(mis: list[dict]) -> float:
-    """Time-weighted mean utility, drain MIs left out: lab.metrics.run_mean_utility's
-    weighting (its mean_throughput) over the MIs of a window."""
-    kept = [e for e in mis if not e.get("drain")]
-    return mean_throughput([e["utility"] for e in kept], [e["mi_s"] for e in kept])
 
 
 def windows(logs: Path) -> tuple[float, float, float, float]:
@@ -31,7 +24,12 @@ def windows(logs: Path) -> tuple[float, float, float, float]:
         first += mis[:SPLIT]
         rest += mis[SPLIT:]
     streams = sum(e["streams"] for e in rest) / len(rest)
-    return _mean(first), _mean(rest), _mean(first + rest), streams
+    return (
+        intervals_mean_utility(first),
+        intervals_mean_utility(rest),
+        intervals_mean_utility(first + rest),
+        streams,
+    )
 
 
 print(

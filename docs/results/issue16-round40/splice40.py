@@ -6,8 +6,8 @@ SET_DIR is an ``xfer evaluate --out`` set directory where ``--policy oracle`` ra
 POLICY (round 39's /work/runs/r39/val7/gen-v7-validation: ``logs/fixed-N*`` and
 ``logs/ppo``); REFERENCE_DIR the stored yardstick (U*). For each scenario and each K, run i
 of the oracle's MIs 1..K followed by run i of POLICY's MIs K+1.. is scored as one run
-(``lab.metrics.mean_throughput`` over the MIs' utilities, drain MIs left out, as
-``run_mean_utility`` weighs them) and divided by U*; runs are averaged. An offline bound,
+(``lab.metrics.intervals_mean_utility``: ``run_mean_utility``'s weighting over the
+MIs' records) and divided by U*; runs are averaged. An offline bound,
 not a run: after the splice the policy's state and the path's would differ from what its
 own start left, so it says how much of the ratio the first K MIs hold, no more.
 """
@@ -18,13 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from lab.metrics import mean_throughput
+from lab.metrics import intervals_mean_utility as score
 from lab.runlog import read_intervals
-
-
-def score(mis: list[dict]) -> float:
-    kept = [e for e in mis if not e.get("drain")]
-    return mean_throughput([e["utility"] for e in kept], [e["mi_s"] for e in kept])
 
 
 def main(set_dir: Path, ref: Path, policy: str, ks: list[int]) -> None:
