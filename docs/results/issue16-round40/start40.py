@@ -15,6 +15,11 @@ import sys
 from pathlib import Path
 
 
+def _cell(c: dict) -> str:
+    """One policy's ratio, its runs and its mean stream count."""
+    return f"{c['utility_ratio']:.3f} {c['run_ratios']} n {c['mean_streams']:.1f}"
+
+
 def main(paths: list[Path]) -> None:
     print("| scenario | N* | start (N* for 3 MIs) [runs] n | ppo [runs] n | start - ppo |")
     print("|---|---|---|---|---|")
@@ -26,11 +31,10 @@ def main(paths: list[Path]) -> None:
         s, p = ctl[spec], ctl["ppo"]
         starts.append(s["utility_ratio"])
         ppos.append(p["utility_ratio"])
-        cell = lambda c: f"{c['utility_ratio']:.3f} {c['run_ratios']} n {c['mean_streams']:.1f}"  # noqa: E731
         name = path.stem.removeprefix("st-")
         n = spec.split("n=")[1].split(",")[0]
         diff = s["utility_ratio"] - p["utility_ratio"]
-        print(f"| gen-v7-{name} | {n} | {cell(s)} | {cell(p)} | {diff:+.3f} |")
+        print(f"| gen-v7-{name} | {n} | {_cell(s)} | {_cell(p)} | {diff:+.3f} |")
     print(f"\nstart: mean {st.mean(starts):.3f} min {min(starts):.3f}; "
           f"ppo: mean {st.mean(ppos):.3f} min {min(ppos):.3f}")  # fmt: skip
 
