@@ -166,6 +166,17 @@ def test_scheduler_requeues_blocks_of_a_dead_stream() -> None:
     assert sched.bytes_resent == 4
 
 
+def test_scheduler_records_when_its_drain_began() -> None:
+    # the drain begins with the call that cuts the last block, not at the sender's next poll
+    sched = BlockScheduler(mem_extents(3 * 4), block_size=4)
+    a, b = sched.next(1, now=1.0), sched.next(2, now=2.0)
+    assert a and b and sched.drain_since is None and not sched.draining
+    c = sched.next(1, now=3.0)
+    assert c and sched.draining and sched.drain_since == 3.0
+    sched.ack(c.file_id, c.offset)
+    assert sched.next(1, now=4.0) is None and sched.drain_since == 3.0  # the first, kept
+
+
 def test_book_rejects_overlaps_and_counts_duplicates() -> None:
     e = Entry(0, "f", "x", 10, 0, 0o644)
     book = Book([e])

@@ -88,8 +88,6 @@ class Sender:
         after it."""
         self._deciding = False
         """The first of ``_records`` waits for its MI's decision."""
-        self.drain_since: float | None = None
-        """When all data was first in flight (the drain began)."""
 
     async def run(self) -> dict[str, Any]:
         """Run the transfer; always returns the summary (``exit_code`` says how it went)."""
@@ -187,8 +185,6 @@ class Sender:
                     elif deadline and self.rate_Bps and not sched.exhausted:
                         sched.remaining = int(self.rate_Bps * (deadline - now))
                     sched.min_age = max(COPY_AGE_S, 2 * monitor.srtt_s())
-                    if self.drain_since is None and sched.draining:
-                        self.drain_since = now
                     if cfg.redundancy and sched.hedge(monitor.stalled()):
                         self.pool.cond.notify_all()
                 if now >= next_mi:
@@ -332,7 +328,11 @@ class Sender:
             "bytes_resent": sched.bytes_resent if sched else 0,
             "bytes_redundant": sched.bytes_redundant if sched else 0,
             "endgame": self.cfg.endgame,
-            "drain_seconds": time.monotonic() - self.drain_since if self.drain_since else 0.0,
+            "drain_seconds": (
+                time.monotonic() - sched.drain_since
+                if sched and sched.drain_since is not None
+                else 0.0
+            ),
             "streams_abandoned": pool.abandoned if pool else 0,
             "files": len(files),
             "files_verified": len(files) - len(missing),

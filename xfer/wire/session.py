@@ -214,11 +214,21 @@ class BlockScheduler:
     bytes_redundant: int = 0
     bytes_acked: int = 0
     exhausted: bool = False
+    drain_since: float | None = None
+    """The ``now`` of the first :meth:`next` that left the scheduler draining (everything
+    handed out, blocks still in flight): when the transfer's drain began, recorded where it
+    begins, so a drain shorter than the sender's poll is still seen."""
     _extent: Block | None = None
 
     def next(self, stream: int, size: int | None = None, now: float = 0.0) -> Block | None:
         """The next block for ``stream`` (about ``size`` bytes, default ``block_size``), or
         None when nothing is left to send right now."""
+        blk = self._hand_out(stream, size, now)
+        if self.drain_since is None and self.draining:
+            self.drain_since = now
+        return blk
+
+    def _hand_out(self, stream: int, size: int | None, now: float) -> Block | None:
         blk = self._pop_pending(stream) or self._cut(size or self.block_size)
         if blk is None and self.endgame:
             blk = self._copy(stream, now)
