@@ -76,6 +76,7 @@ _BUILTIN: dict[str, str] = {
     "ensemble": "policy.ensemble:Ensemble",
     "exo": "policy.exo:Exo",
     "start": "policy.start:Start",
+    "fast": "policy.fast:Fast",
     "stdin": "policy.external:StdinController",
 }
 _REGISTRY: dict[str, Factory] = {}
@@ -167,6 +168,11 @@ class Wrapper:
             )
         return inner
 
+    def mi_length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+        """Length of MI ``k`` (1-based): the inner controller's wish (``fast``), else ``mi_s``.
+        The engine asks it before each MI starts (:func:`mi_length`)."""
+        return mi_length(self.inner, k, min_rtt_ms, mi_s)
+
     @property
     def target(self) -> int:
         """The inner controller's stream-count target."""
@@ -211,6 +217,16 @@ class RuleStep(Protocol):
     current: int
 
     def step(self, proposed: int, signals: SignalVector) -> int: ...
+
+
+def mi_length(controller: object, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+    """How long MI ``k`` (1-based) of a transfer should last: ``controller.mi_length(k,
+    min_rtt_ms, mi_s)`` if it has one (``fast``, or a wrapper around it), else ``mi_s``. The
+    answer is clipped to [mi_s / 64, mi_s]: a controller may ask for shorter MIs, never
+    longer ones, and never so short that an MI holds no data."""
+    f = getattr(controller, "mi_length", None)
+    got = mi_s if f is None else float(f(k, min_rtt_ms, mi_s))
+    return max(mi_s / 64, min(mi_s, got))
 
 
 def check_spec(spec: str, config: ControllerConfig | None = None) -> None:

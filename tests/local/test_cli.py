@@ -158,3 +158,25 @@ def test_exit_codes(tmp_path) -> None:
     assert r.returncode == 2 and "unknown policy" in r.stderr
     r = xfer("recv", "--listen", "0.0.0.0:0", "--root", str(tmp_path))
     assert r.returncode == 2 and "without a token" in r.stderr
+
+
+def test_fast_start_shortens_only_the_first_mis_on_a_short_path(recv) -> None:
+    """`fast`: on loopback (RTT of microseconds) the first 8 MIs last mi/4, then mi; with a
+    bound below loopback's RTT every MI is the configured one. Real sockets, real TCP_INFO."""
+    address, _ = recv
+
+    def lengths(policy: str) -> list[float]:
+        r = xfer(
+            "send", "--mem", "100G", "--duration", "1.2", address, "--mi", "0.4",
+            "--policy", policy, "--stream-rate", "200Mbit", "--json-stream",
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return [
+            i["mi_s"] for i in map(json.loads, r.stdout.splitlines()) if i["event"] == "interval"
+        ]
+
+    short = lengths("fast:fixed:2")
+    assert short[:8] == pytest.approx([0.1] * 8, abs=0.03)  # 8 MIs of 0.4 / 4
+    assert short[8:] and short[8] == pytest.approx(0.4, abs=0.05)
+    plain = lengths("fast:max_rtt_ms=0.0001:fixed:2")  # 0.1 us: no path is that short
+    assert plain[:3] == pytest.approx([0.4] * 3, abs=0.05)

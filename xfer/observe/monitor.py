@@ -95,6 +95,11 @@ class Monitor:
         if rtts:
             self._rtt.append((now, sum(rtts) / len(rtts)))
 
+    @property
+    def min_rtt_ms(self) -> float | None:
+        """The smallest RTT any data stream has seen so far, ms (None before the first)."""
+        return self._min_rtt_us / 1000 if self._min_rtt_us else None
+
     def srtt_s(self) -> float:
         """The latest mean RTT over the streams, seconds (0 before the first sample)."""
         return self._rtt[-1][1] / 1e6 if self._rtt else 0.0

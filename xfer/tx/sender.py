@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from policy.base import Controller, ControllerConfig, make_controller
+from policy.base import Controller, ControllerConfig, make_controller, mi_length
 from policy.ccauto import CcChooser
 from policy.utility import RewardConfig, UtilityConfig, reward, utility_of
 from xfer.channel import PeerClosed
@@ -29,6 +29,7 @@ from xfer.errors import Exit, XferError
 from xfer.manifest import FILE, ScanResult, scan
 from xfer.observe.interval import Interval
 from xfer.observe.monitor import Monitor
+from xfer.observe.tcpinfo import stream_info
 from xfer.transport import default_cc
 from xfer.tx.decider import Decider
 from xfer.tx.pool import StreamPool
@@ -62,6 +63,16 @@ def next_boundary(next_mi: float, now: float, mi: float) -> float:
     if nxt <= now:
         nxt += mi * ((now - nxt) // mi + 1)
     return nxt
+
+
+def _control_rtt_ms(sock: socket.socket) -> float | None:
+    """The control connection's minimum RTT (ms), the path's RTT before any data stream has
+    measured one; None if the kernel does not say."""
+    try:
+        info = stream_info(sock)
+    except OSError:
+        return None
+    return info.min_rtt_us / 1000 if info.min_rtt_us else None
 
 
 class Sender:
@@ -130,6 +141,7 @@ class Sender:
             mi_s=cfg.mi,
         )
         controller = make_controller(cfg.policy_spec, ccfg)
+        path_rtt_ms = _control_rtt_ms(sock)
         monitor = Monitor(time.monotonic(), mptcp=cfg.transport == "mptcp")
         max_block = self.control.max_block
         self.pool = StreamPool(
@@ -140,7 +152,7 @@ class Sender:
             (lambda: mem) if mem is not None else (lambda: FileSource(entries)),
             sizing=BlockSizing(max_block=max_block, mi_s=cfg.mi) if cfg.endgame else None,
         )
-        await self._drive(sched, monitor, controller, ccfg)
+        await self._drive(sched, monitor, controller, ccfg, path_rtt_ms)
 
     async def _drive(
         self,
@@ -148,9 +160,13 @@ class Sender:
         monitor: Monitor,
         controller: Controller,
         ccfg: ControllerConfig,
+        path_rtt_ms: float | None = None,
     ) -> None:
         """The MI loop: monitor, controller, pool; and the acks coming back. The MI clock
-        starts where the monitor's did (its first sample covers exactly one MI)."""
+        starts where the monitor's did (its first sample covers exactly one MI). Each MI
+        lasts ``cfg.mi`` unless the controller asks for a shorter one
+        (:func:`policy.base.mi_length`, ``fast``): MI 1 is sized on ``path_rtt_ms`` (the
+        control connection's minimum RTT), later ones on the data streams' minimum RTT."""
         cfg = self.cfg
         assert self.pool is not None
         self.cc_auto = CcChooser() if cfg.cc == "auto" else None
@@ -161,7 +177,13 @@ class Sender:
         reader = asyncio.ensure_future(self.control.read_acks(sched, self.pool.cond, progress))
         u_prev: float | None = None
         deadline = self.started + cfg.duration if cfg.duration else None
-        next_mi = monitor.started + cfg.mi
+
+        def length(k: int) -> float:
+            rtt = monitor.min_rtt_ms
+            return mi_length(controller, k, path_rtt_ms if rtt is None else rtt, cfg.mi)
+
+        mi_now = length(1)
+        next_mi = monitor.started + mi_now
         finished = asyncio.ensure_future(self._all_confirmed.wait())
         decider = Decider(controller)
         try:
@@ -169,7 +191,7 @@ class Sender:
                 waiting: set[asyncio.Future[Any]] = {reader, finished, *decider.waitable()}
                 await asyncio.wait(
                     waiting,
-                    timeout=poll_timeout(time.monotonic(), next_mi, cfg.mi),
+                    timeout=poll_timeout(time.monotonic(), next_mi, mi_now),
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 self._apply(decider, ccfg)
@@ -188,7 +210,8 @@ class Sender:
                     if cfg.redundancy and sched.hedge(monitor.stalled()):
                         self.pool.cond.notify_all()
                 if now >= next_mi:
-                    next_mi = next_boundary(next_mi, now, cfg.mi)
+                    mi_now = length(self.intervals + 2)  # the MI after the one ending now
+                    next_mi = next_boundary(next_mi, now, mi_now)
                     u_prev = self._interval(decider, monitor, sched, now, u_prev)
             if decider.waitable():  # the last MI's decision: report it if it comes soon
                 await asyncio.wait(decider.waitable(), timeout=cfg.mi)

@@ -1,0 +1,88 @@
+"""``fast[:KEY=VALUE,...][:INNER]``: short MIs at the start of a transfer on short paths.
+
+Round 41 (issue #16, ``docs/results/issue16-round41/``). On gen-v7's fast short paths most of
+the best fixed count's utility is made in the first 7-11 s, before a rival joins, and the
+shipped policy loses it at the start: one full second at its 2 initial streams, then a +5
+ramp past the knee and a walk back of one stream per MI (round 40: the oracle's count for
+the first three MIs alone is worth +0.08 on gen-v7's mean). None of that is the policy not
+knowing what to do; it is the policy deciding once a second on a path where a second is
+thousands of round trips.
+
+This wrapper changes only *when* the inner controller decides, never what it decides: for
+the first ``mis`` MIs of a transfer whose minimum RTT is at most ``max_rtt_ms`` (and where a
+short MI still holds ``min_rtts`` round trips), each MI lasts ``mi / div``; after that every
+MI is the configured one. The inner controller sees every MI's signal vector as usual; its
+features are scale-free (throughput relative to its own maximum, loss as a rate, RTT as a
+ratio), so a 0.25-s MI on a 0.1-ms path reads as a 1-s MI does. Long paths (``fig1``'s and
+``fig3``'s 40 ms, every long lossy path) are never touched: there a second is 25 round trips
+or fewer, and added streams are still in slow start at the MI's end.
+
+The engine asks :meth:`Fast.mi_length` (the optional controller method ``mi_length(k,
+min_rtt_ms, mi_s) -> seconds``, delegated through every :class:`policy.base.Wrapper`) before
+each MI starts; MI 1 uses the control connection's RTT, later MIs the data streams' minimum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policy.base import ControllerConfig, Wrapper
+from policy.gd import RuleConfig
+from policy.signals import SignalVector
+
+
+@dataclass(frozen=True, slots=True)
+class FastConfig(RuleConfig):
+    """When MIs are short."""
+
+    who = "fast"
+
+    mis: int = 8
+    """The first this many MIs may be short (8 at div=4: the first 2 s of a 1-s MI)."""
+    div: int = 4
+    """A short MI lasts mi / div."""
+    max_rtt_ms: float = 5.0
+    """Only on paths whose minimum RTT is at most this (ms)."""
+    min_rtts: float = 50.0
+    """And only if a short MI still holds at least this many minimum RTTs."""
+
+    def __post_init__(self) -> None:
+        if self.mis < 0 or self.div < 1 or self.max_rtt_ms < 0 or self.min_rtts < 0:
+            raise ValueError(
+                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0 and min_rtts >= 0, got "
+                f"mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
+                f"min_rtts={self.min_rtts}"
+            )
+
+    def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+        """Length of MI ``k`` (1-based) in seconds, given the path's minimum RTT so far
+        (``None``: unknown, so the configured MI)."""
+        short = mi_s / self.div
+        if (
+            k <= self.mis
+            and min_rtt_ms is not None
+            and min_rtt_ms <= self.max_rtt_ms
+            and short * 1000.0 >= self.min_rtts * min_rtt_ms
+        ):
+            return short
+        return mi_s
+
+
+class Fast(Wrapper):
+    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R][:INNER]`` (INNER default ppo): INNER's
+    decisions, taken every mi/D for the first K MIs on a path of at most M ms."""
+
+    name = "fast"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.fast, args = self._options(args, FastConfig.parse, FastConfig())
+        self.inner = self._wrap(args, config, None)
+
+    def initial(self) -> int:
+        return self.inner.initial()
+
+    def decide(self, signals: SignalVector) -> int:
+        return self.inner.decide(signals)
+
+    def mi_length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+        return self.fast.length(k, min_rtt_ms, mi_s)

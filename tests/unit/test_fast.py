@@ -1,0 +1,49 @@
+"""fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R][:INNER]: short MIs at the start on short paths,
+the inner controller's decisions unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy.base import ControllerConfig, make_controller, mi_length
+from policy.fast import FastConfig
+from tests.unit import test_judge  # noqa: F401  (registers test-climb)
+from tests.unit.test_start import _path
+
+
+def test_short_mis_only_at_the_start_of_a_short_path() -> None:
+    f = FastConfig()  # 8 MIs of mi/4 at <= 5 ms, 50 round trips per short MI
+    assert [f.length(k, 0.07, 1.0) for k in (1, 8, 9, 30)] == [0.25, 0.25, 1.0, 1.0]
+    assert f.length(1, 5.0, 1.0) == 0.25  # 50 round trips of 5 ms in 0.25 s: just
+    assert f.length(1, 5.01, 1.0) == 1.0  # past max_rtt_ms
+    assert f.length(1, None, 1.0) == 1.0  # RTT unknown: the configured MI
+    assert f.length(1, 40.0, 1.0) == 1.0  # fig1's and fig3's paths are never touched
+    g = FastConfig.parse("mis=3,div=10,max_rtt_ms=20,min_rtts=10")
+    assert g.length(3, 10.0, 1.0) == pytest.approx(0.1) and g.length(4, 10.0, 1.0) == 1.0
+    assert g.length(1, 11.0, 1.0) == 1.0  # 0.1 s would hold fewer than 10 round trips
+    assert FastConfig.parse("mis=0").length(1, 0.01, 1.0) == 1.0  # off
+    with pytest.raises(ValueError, match="div >= 1"):
+        FastConfig.parse("div=0")
+    with pytest.raises(ValueError, match="fast: bad argument"):
+        FastConfig.parse("nope=1")
+
+
+def test_decisions_are_the_inner_controllers() -> None:
+    assert _path("fast:test-climb", 5) == _path("test-climb", 5) == [1, 6, 11, 16, 21]
+    c = make_controller("fast:mis=2:fixed:3", ControllerConfig())
+    assert c.initial() == 3 and mi_length(c, 1, 0.1, 1.0) == 0.25
+    assert mi_length(c, 3, 0.1, 1.0) == 1.0
+
+
+def test_the_engine_hears_it_through_other_wrappers_and_clips_it() -> None:
+    outer = make_controller("start:n=4,mis=2:fast:test-climb", ControllerConfig())
+    assert mi_length(outer, 1, 0.1, 1.0) == 0.25 and mi_length(outer, 9, 0.1, 1.0) == 1.0
+    assert mi_length(make_controller("fixed:2"), 1, 0.1, 1.0) == 1.0  # no wish: the MI
+    assert mi_length(make_controller("start:n=4:test-climb"), 1, 0.1, 1.0) == 1.0
+
+    class Greedy:
+        def mi_length(self, k: int, rtt: float | None, mi: float) -> float:
+            return 0.0 if k == 1 else 5.0
+
+    assert mi_length(Greedy(), 1, 0.1, 1.0) == 1.0 / 64  # never an MI without data
+    assert mi_length(Greedy(), 2, 0.1, 1.0) == 1.0  # never longer than the MI
