@@ -17,6 +17,8 @@ ratio), so a 0.25-s MI on a 0.1-ms path reads as a 1-s MI does. Long paths (``fi
 ``fig3``'s 40 ms, every long lossy path) are never touched: there a second is 25 round trips
 or fewer, and added streams are still in slow start at the MI's end.
 
+A bundle's ``meta["fast"]`` (``python3 -m train.ship ... --fast``) makes ``ppo`` do the same
+itself, as ``meta["warmup"]`` does for the warm-up; ``fast:`` around such a file is refused.
 The engine asks :meth:`Fast.mi_length` (the optional controller method ``mi_length(k,
 min_rtt_ms, mi_s) -> seconds``, delegated through every :class:`policy.base.Wrapper`) before
 each MI starts; MI 1 uses the control connection's RTT, later MIs the data streams' minimum.
@@ -77,6 +79,11 @@ class Fast(Wrapper):
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
         self.inner = self._wrap(args, config, None)
+        if getattr(self.inner, "fast", None) is not None:
+            raise ValueError(
+                f"fast: {args or 'ppo'!r} shortens its MIs already (its checkpoint's meta "
+                "names fast)"
+            )
 
     def initial(self) -> int:
         return self.inner.initial()

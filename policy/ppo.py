@@ -48,6 +48,7 @@ import torch
 from torch import nn
 
 from policy.base import ControllerConfig
+from policy.fast import FastConfig
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
 from policy.signals import SignalVector
@@ -426,9 +427,18 @@ class PPOController:
         youngest streams start (:mod:`policy.warmup`; applied after the judge)."""
         if meta.get("warmup") is not None:
             self.warmup = StartGate(WarmupConfig.from_dict(meta["warmup"]), config, self.target)
+        self.fast: FastConfig | None = None
+        """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
+        short (:mod:`policy.fast`; the decisions are unchanged)."""
+        if meta.get("fast") is not None:
+            self.fast = FastConfig.from_dict(meta["fast"])
 
     def initial(self) -> int:
         return self.target
+
+    def mi_length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+        """MI ``k``'s length: ``meta["fast"]``'s (:func:`policy.base.mi_length`), else mi_s."""
+        return mi_s if self.fast is None else self.fast.length(k, min_rtt_ms, mi_s)
 
     @staticmethod
     def _logits(net: ActorCritic, obs: np.ndarray) -> torch.Tensor:

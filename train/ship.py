@@ -3,7 +3,7 @@
     python3 -m train.ship RUN_DIR [RUN_DIR...] [--note "how it was chosen"]
     python3 -m train.ship --ensemble CKPT CKPT [...] [--rule veto] --note "how it was chosen"
     python3 -m train.ship --checkpoint CKPT --note "how it was chosen" [--judge]
-        [--warmup [KEY=VALUE,...]]
+        [--warmup [KEY=VALUE,...]] [--fast [KEY=VALUE,...]]
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
@@ -18,7 +18,9 @@ directory gone). ``--judge`` (with ``--ensemble`` or ``--checkpoint``) writes th
 judges each large add by the MI after its join MI (:mod:`policy.judge`). ``--warmup
 [KEY=VALUE,...]`` (likewise) writes a :class:`policy.warmup.WarmupConfig` into
 ``meta["warmup"]``: ``ppo`` then defers adds while its youngest streams start (``--warmup
-cc=bbr`` is ``warmup:cc=bbr:ppo`` inside the file).
+cc=bbr`` is ``warmup:cc=bbr:ppo`` inside the file). ``--fast [KEY=VALUE,...]`` writes a
+:class:`policy.fast.FastConfig` into ``meta["fast"]``: ``ppo`` then asks for short MIs at the
+start of a short path, as ``fast:ppo`` does around a file without it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from policy.fast import FastConfig
 from policy.judge import JudgeConfig
 from policy.ppo import (
     COMBINE,
@@ -79,10 +82,14 @@ def ship(
 
 
 def _wrappers(
-    meta: dict[str, Any], judge: JudgeConfig | None, warmup: WarmupConfig | None
+    meta: dict[str, Any],
+    judge: JudgeConfig | None,
+    warmup: WarmupConfig | None,
+    fast: FastConfig | None = None,
 ) -> dict[str, Any]:
-    """``meta`` with the rules ``ppo`` applies itself (``meta["judge"]``, ``meta["warmup"]``)."""
-    for key, cfg in (("judge", judge), ("warmup", warmup)):
+    """``meta`` with the rules ``ppo`` applies itself (``meta["judge"]``, ``meta["warmup"]``,
+    ``meta["fast"]``)."""
+    for key, cfg in (("judge", judge), ("warmup", warmup), ("fast", fast)):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
@@ -94,17 +101,21 @@ def ship_checkpoint(
     note: str | None = None,
     judge: JudgeConfig | None = None,
     warmup: WarmupConfig | None = None,
+    fast: FastConfig | None = None,
 ) -> dict[str, Any]:
-    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge`` and
-    ``warmup`` in its meta; return the record written next to it."""
+    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge``, ``warmup``
+    and ``fast`` in its meta; return the record written next to it."""
     net, ckpt = load_checkpoint(path)
-    meta = _wrappers({**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup)
+    meta = _wrappers(
+        {**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup, fast
+    )
     tmp = dest.with_name(dest.name + ".new")
     save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
     tmp.replace(dest)
     record = {
         "shipped": {"kind": ckpt["arch"]["kind"], "from_file": str(path), "selection": note,
-                    "judge": meta.get("judge"), "warmup": meta.get("warmup")},
+                    "judge": meta.get("judge"), "warmup": meta.get("warmup"),
+                    "fast": meta.get("fast")},
         "training": ckpt["meta"],
     }  # fmt: skip
     dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
@@ -118,6 +129,7 @@ def ship_ensemble(
     rule: str = "mean",
     judge: JudgeConfig | None = None,
     warmup: WarmupConfig | None = None,
+    fast: FastConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
@@ -126,7 +138,7 @@ def ship_ensemble(
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
-    meta = _wrappers({"selection": note, "rule": rule, "members": trained}, judge, warmup)
+    meta = _wrappers({"selection": note, "rule": rule, "members": trained}, judge, warmup, fast)
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
     record = {
@@ -137,6 +149,7 @@ def ship_ensemble(
             "selection": note,
             "judge": meta.get("judge"),
             "warmup": meta.get("warmup"),
+            "fast": meta.get("fast"),
         },
         "members": trained,
     }
@@ -173,18 +186,27 @@ if __name__ == "__main__":
         help="with --ensemble or --checkpoint: ppo defers adds while streams start "
         "(policy/warmup.py), e.g. --warmup cc=bbr",
     )
+    ap.add_argument(
+        "--fast",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: ppo's first MIs on a short path are short "
+        "(policy/fast.py), e.g. --fast (the defaults) or --fast mis=8,div=4",
+    )
     a = ap.parse_args()
     jc = JudgeConfig() if a.judge else None
     wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
-    if (a.judge or wc is not None) and not (a.ensemble or a.checkpoint):
-        ap.error("--judge and --warmup need --ensemble or --checkpoint")
+    fc = None if a.fast is None else FastConfig.parse(a.fast)
+    if (a.judge or wc is not None or fc is not None) and not (a.ensemble or a.checkpoint):
+        ap.error("--judge, --warmup and --fast need --ensemble or --checkpoint")
     if a.checkpoint:
         if len(a.runs) != 1 or a.ensemble:
             ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
-        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc)
+        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc)
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
-        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc)
+        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc)
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

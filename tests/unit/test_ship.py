@@ -177,6 +177,29 @@ def test_ships_an_ensemble_with_a_warmup_that_ppo_applies_itself(tmp_path: Path)
         assert (ctrls[0].warmup.deferred > 0) is deferred  # type: ignore[attr-defined]
 
 
+def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> None:
+    """``--fast`` in the bundle asks the MI lengths ``fast:ppo`` asks around the same bundle
+    without it, decides as that bundle does, and a second ``fast`` around it is refused."""
+    import pytest
+
+    from policy.base import make_controller, mi_length
+    from policy.fast import FastConfig
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
+    ship_ensemble(members, plain, note="plain")
+    rec = ship_ensemble(members, dest, note="fast", fast=FastConfig())
+    assert rec["shipped"]["fast"] == {"mis": 8, "div": 4, "max_rtt_ms": 5.0, "min_rtts": 50.0}
+    inside, around = make_controller(f"ppo:{dest}"), make_controller(f"fast:ppo:{plain}")
+    for k, rtt in ((1, 0.07), (8, 4.9), (9, 0.07), (1, 40.0), (1, None)):
+        assert mi_length(inside, k, rtt, 1.0) == mi_length(around, k, rtt, 1.0), (k, rtt)
+    assert mi_length(inside, 1, 0.07, 1.0) == 0.25
+    assert mi_length(make_controller(f"ppo:{plain}"), 1, 0.07, 1.0) == 1.0
+    with pytest.raises(ValueError, match="shortens its MIs already"):
+        make_controller(f"fast:ppo:{dest}")
+
+
 def test_the_shipped_file_decides_as_its_record_says() -> None:
     """``policy/weights/default.json`` names the members, rule and warm-up of the shipped
     bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
@@ -192,6 +215,13 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
     spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
     if rec.get("warmup"):
         spec = "warmup:" + ",".join(f"{k}={v}" for k, v in rec["warmup"].items()) + ":" + spec
+    if rec.get("fast"):
+        spec = "fast:" + ",".join(f"{k}={v}" for k, v in rec["fast"].items()) + ":" + spec
+    from policy.base import make_controller, mi_length
+
+    shipped, rebuilt = make_controller("ppo"), make_controller(spec)
+    for k, rtt in ((1, 0.07), (8, 4.9), (9, 0.07), (1, 40.0), (1, None)):
+        assert mi_length(shipped, k, rtt, 1.0) == mi_length(rebuilt, k, rtt, 1.0), (k, rtt)
     for rtt, cc, loss, per_stream in ((40.0, "cubic", 0.0, 50.0), (150.0, "bbr", 0.0, 50.0),
                                       (150.0, "bbr", 0.01, 20.0)):  # fmt: skip
         paths = [world_path(s, rtt, cc, 16, loss, per_stream)[1] for s in (spec, "ppo")]
