@@ -58,7 +58,8 @@ class FastConfig(RuleConfig):
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         """Length of MI ``k`` (1-based) in seconds, given the path's minimum RTT so far
-        (``None``: unknown, so the configured MI)."""
+        (``None``: unknown, so the configured MI). Each MI on its own: :class:`FastPhase`
+        makes the short MIs a prefix of the transfer."""
         short = mi_s / self.div
         if (
             k <= self.mis
@@ -70,6 +71,26 @@ class FastConfig(RuleConfig):
         return mi_s
 
 
+class FastPhase:
+    """The short MIs as a prefix: once one MI is the configured length, so is every later one.
+
+    The engine asks for MI 1, 2, ... in order. Without the latch a path that starts long
+    could turn short later: the kernel's minimum RTT drops to exactly 1.000 ms on 1-2 ms
+    paths once a sample comes from TCP timestamps (millisecond ticks; round 41 saw it on
+    gen-v7-v03, drawn at 1.6 ms, from its first loss on), and a bound of 1 ms would then
+    shorten MIs 2-8 of a path it was meant to leave alone."""
+
+    def __init__(self, cfg: FastConfig) -> None:
+        self.cfg = cfg
+        self.over = False
+        """An MI of the configured length has been given: the fast phase is over."""
+
+    def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
+        got = mi_s if self.over else self.cfg.length(k, min_rtt_ms, mi_s)
+        self.over = got >= mi_s
+        return got
+
+
 class Fast(Wrapper):
     """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R][:INNER]`` (INNER default ppo): INNER's
     decisions, taken every mi/D for the first K MIs on a path of at most M ms."""
@@ -78,6 +99,7 @@ class Fast(Wrapper):
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
+        self.phase = FastPhase(self.fast)
         self.inner = self._wrap(args, config, None)
         if getattr(self.inner, "fast", None) is not None:
             raise ValueError(
@@ -92,4 +114,4 @@ class Fast(Wrapper):
         return self.inner.decide(signals)
 
     def mi_length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
-        return self.fast.length(k, min_rtt_ms, mi_s)
+        return self.phase.length(k, min_rtt_ms, mi_s)

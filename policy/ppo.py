@@ -48,7 +48,7 @@ import torch
 from torch import nn
 
 from policy.base import ControllerConfig
-from policy.fast import FastConfig
+from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
 from policy.signals import SignalVector
@@ -427,11 +427,11 @@ class PPOController:
         youngest streams start (:mod:`policy.warmup`; applied after the judge)."""
         if meta.get("warmup") is not None:
             self.warmup = StartGate(WarmupConfig.from_dict(meta["warmup"]), config, self.target)
-        self.fast: FastConfig | None = None
+        self.fast: FastPhase | None = None
         """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
         short (:mod:`policy.fast`; the decisions are unchanged)."""
         if meta.get("fast") is not None:
-            self.fast = FastConfig.from_dict(meta["fast"])
+            self.fast = FastPhase(FastConfig.from_dict(meta["fast"]))
 
     def initial(self) -> int:
         return self.target

@@ -28,6 +28,19 @@ def test_short_mis_only_at_the_start_of_a_short_path() -> None:
         FastConfig.parse("nope=1")
 
 
+def test_short_mis_are_a_prefix_of_the_transfer() -> None:
+    """A path that starts above the bound stays at the configured MI when its minimum RTT
+    later reads lower (gen-v7-v03, 1.6 ms: the kernel's minimum drops to the 1.000 ms of a
+    timestamp-tick sample after the first loss)."""
+    c = make_controller("fast:max_rtt_ms=1:fixed:2", ControllerConfig())
+    assert [mi_length(c, k, r, 1.0) for k, r in ((1, 1.6), (2, 1.0), (3, 1.0))] == [1.0] * 3
+    lan = make_controller("fast:fixed:2", ControllerConfig())
+    got = [mi_length(lan, k, 0.05, 1.0) for k in range(1, 12)]
+    assert got == [0.25] * 8 + [1.0] * 3
+    late = make_controller("fast:fixed:2", ControllerConfig())  # RTT unknown at MI 1
+    assert [mi_length(late, k, r, 1.0) for k, r in ((1, None), (2, 0.05))] == [1.0, 1.0]
+
+
 def test_decisions_are_the_inner_controllers() -> None:
     assert _path("fast:test-climb", 5) == _path("test-climb", 5) == [1, 6, 11, 16, 21]
     c = make_controller("fast:mis=2:fixed:3", ControllerConfig())

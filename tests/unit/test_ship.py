@@ -191,10 +191,12 @@ def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> 
     ship_ensemble(members, plain, note="plain")
     rec = ship_ensemble(members, dest, note="fast", fast=FastConfig())
     assert rec["shipped"]["fast"] == {"mis": 8, "div": 4, "max_rtt_ms": 5.0, "min_rtts": 50.0}
-    inside, around = make_controller(f"ppo:{dest}"), make_controller(f"fast:ppo:{plain}")
-    for k, rtt in ((1, 0.07), (8, 4.9), (9, 0.07), (1, 40.0), (1, None)):
-        assert mi_length(inside, k, rtt, 1.0) == mi_length(around, k, rtt, 1.0), (k, rtt)
-    assert mi_length(inside, 1, 0.07, 1.0) == 0.25
+    for path in (((1, 0.07), (8, 4.9), (9, 0.07), (10, 0.07)), ((1, 40.0), (2, 0.07)),
+                 ((1, None), (2, 0.07)), ((1, 0.07), (2, 0.07))):  # fmt: skip
+        inside, around = make_controller(f"ppo:{dest}"), make_controller(f"fast:ppo:{plain}")
+        a = [mi_length(inside, k, rtt, 1.0) for k, rtt in path]
+        assert a == [mi_length(around, k, rtt, 1.0) for k, rtt in path], path
+    assert a == [0.25, 0.25]
     assert mi_length(make_controller(f"ppo:{plain}"), 1, 0.07, 1.0) == 1.0
     with pytest.raises(ValueError, match="shortens its MIs already"):
         make_controller(f"fast:ppo:{dest}")
@@ -219,9 +221,10 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
         spec = "fast:" + ",".join(f"{k}={v}" for k, v in rec["fast"].items()) + ":" + spec
     from policy.base import make_controller, mi_length
 
-    shipped, rebuilt = make_controller("ppo"), make_controller(spec)
-    for k, rtt in ((1, 0.07), (8, 4.9), (9, 0.07), (1, 40.0), (1, None)):
-        assert mi_length(shipped, k, rtt, 1.0) == mi_length(rebuilt, k, rtt, 1.0), (k, rtt)
+    for path in (((1, 0.07), (8, 0.9), (9, 0.07)), ((1, 1.6), (2, 1.0)), ((1, None), (2, 0.07))):
+        shipped, rebuilt = make_controller("ppo"), make_controller(spec)
+        a = [mi_length(shipped, k, rtt, 1.0) for k, rtt in path]
+        assert a == [mi_length(rebuilt, k, rtt, 1.0) for k, rtt in path], path
     for rtt, cc, loss, per_stream in ((40.0, "cubic", 0.0, 50.0), (150.0, "bbr", 0.0, 50.0),
                                       (150.0, "bbr", 0.01, 20.0)):  # fmt: skip
         paths = [world_path(s, rtt, cc, 16, loss, per_stream)[1] for s in (spec, "ppo")]
