@@ -12,10 +12,12 @@ from tests.unit.test_start import _path
 
 
 def test_short_mis_only_at_the_start_of_a_short_path() -> None:
-    f = FastConfig()  # 8 MIs of mi/4 at <= 5 ms, 50 round trips per short MI
+    f = FastConfig()  # 8 MIs of mi/4 at <= 1 ms, 50 round trips per short MI
     assert [f.length(k, 0.07, 1.0) for k in (1, 8, 9, 30)] == [0.25, 0.25, 1.0, 1.0]
-    assert f.length(1, 5.0, 1.0) == 0.25  # 50 round trips of 5 ms in 0.25 s: just
-    assert f.length(1, 5.01, 1.0) == 1.0  # past max_rtt_ms
+    assert f.length(1, 1.0, 1.0) == 0.25 and f.length(1, 1.6, 1.0) == 1.0  # past max_rtt_ms
+    five = FastConfig.parse("max_rtt_ms=5")  # round 41's F41
+    assert five.length(1, 5.0, 1.0) == 0.25  # 50 round trips of 5 ms in 0.25 s: just
+    assert five.length(1, 5.01, 1.0) == 1.0
     assert f.length(1, None, 1.0) == 1.0  # RTT unknown: the configured MI
     assert f.length(1, 40.0, 1.0) == 1.0  # fig1's and fig3's paths are never touched
     g = FastConfig.parse("mis=3,div=10,max_rtt_ms=20,min_rtts=10")
