@@ -52,13 +52,23 @@ class FastConfig(RuleConfig):
     gained or held, so 1 is the default since."""
     min_rtts: float = 50.0
     """And only if a short MI still holds at least this many minimum RTTs."""
+    grow: int = 0
+    """1: the fast phase ends at the inner controller's first retreat (round 41's F41c: short
+    MIs for the ramp, 1-s MIs for every way down). The retreat is taken; the MI it runs in
+    was sized before it was decided, so one more short MI follows it."""
 
     def __post_init__(self) -> None:
-        if self.mis < 0 or self.div < 1 or self.max_rtt_ms < 0 or self.min_rtts < 0:
+        if (
+            self.mis < 0
+            or self.div < 1
+            or self.max_rtt_ms < 0
+            or self.min_rtts < 0
+            or self.grow not in (0, 1)
+        ):
             raise ValueError(
-                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0 and min_rtts >= 0, got "
-                f"mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
-                f"min_rtts={self.min_rtts}"
+                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0 and grow 0 or "
+                f"1, got mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
+                f"min_rtts={self.min_rtts}, grow={self.grow}"
             )
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
@@ -106,6 +116,8 @@ class Fast(Wrapper):
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
         self.phase = FastPhase(self.fast)
         self.inner = self._wrap(args, config, None)
+        self.last = self.inner.initial()
+        """The inner controller's last count (``grow=1``: a count below it is a retreat)."""
         if getattr(self.inner, "fast", None) is not None:
             raise ValueError(
                 f"fast: {args or 'ppo'!r} shortens its MIs already (its checkpoint's meta "
@@ -116,7 +128,11 @@ class Fast(Wrapper):
         return self.inner.initial()
 
     def decide(self, signals: SignalVector) -> int:
-        return self.inner.decide(signals)
+        n = self.inner.decide(signals)
+        if self.fast.grow and n < self.last:
+            self.phase.over = True  # read by the next mi_length (the engine's loop thread)
+        self.last = n
+        return n
 
     def mi_length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         return self.phase.length(k, min_rtt_ms, mi_s)

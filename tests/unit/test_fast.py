@@ -8,7 +8,7 @@ import pytest
 from policy.base import ControllerConfig, make_controller, mi_length
 from policy.fast import FastConfig
 from tests.unit import test_judge  # noqa: F401  (registers test-climb)
-from tests.unit.test_start import _path
+from tests.unit.test_start import _path, _signals
 
 
 def test_short_mis_only_at_the_start_of_a_short_path() -> None:
@@ -62,3 +62,23 @@ def test_the_engine_hears_it_through_other_wrappers_and_clips_it() -> None:
 
     assert mi_length(Greedy(), 1, 0.1, 1.0) == 1.0 / 64  # never an MI without data
     assert mi_length(Greedy(), 2, 0.1, 1.0) == 1.0  # never longer than the MI
+
+
+def test_grow_ends_the_fast_phase_at_the_first_retreat() -> None:
+    """grow=1 (F41c): short MIs while the inner controller adds or holds; its first retreat
+    is taken, and the MI after the one it runs in is the configured length."""
+    c = make_controller("fast:grow=1:schedule:2,7,12,11,12", ControllerConfig())
+    got = [mi_length(c, 1, 0.05, 1.0)]  # MI 1: sized before anything is decided
+    for k, n in enumerate([2, 7, 12, 11], start=2):
+        got.append(mi_length(c, k, 0.05, 1.0))  # MI k, sized before MI k-1's decision
+        assert c.decide(_signals(k, n)) == [7, 12, 11, 12][k - 2]
+    # MI 3's decision is the retreat to 11: it runs in MI 4 (short, sized before it), and
+    # MI 5 on are the configured length
+    assert got == [0.25, 0.25, 0.25, 0.25, 1.0]
+    assert mi_length(c, 6, 0.05, 1.0) == 1.0
+    plain = make_controller("fast:schedule:2,7,12,11,12", ControllerConfig())
+    for k, n in enumerate([2, 7, 12, 11], start=2):
+        plain.decide(_signals(k, n))
+    assert mi_length(plain, 6, 0.05, 1.0) == 0.25  # without grow the phase runs its 8 MIs
+    with pytest.raises(ValueError, match="grow 0 or 1"):
+        FastConfig.parse("grow=2")
