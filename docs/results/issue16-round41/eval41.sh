@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Round 41 rules 0-3: F41 = fast:ppo beside ppo on gen-v7 validation (3 runs), the LAN
 # situations (2 runs), gen-v2 validation's short paths (2 runs). One block at a time.
+# f7 and fsit ran; the script was stopped before f2 (rule 3 did not run: README).
 set -uo pipefail
 WT=${WT:-/work/wt/r41}; R=${R:-/work/runs/r41}
 export PYTHONPATH=$WT
