@@ -190,7 +190,13 @@ def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> 
     plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
     ship_ensemble(members, plain, note="plain")
     rec = ship_ensemble(members, dest, note="fast", fast=FastConfig())
-    assert rec["shipped"]["fast"] == {"mis": 8, "div": 4, "max_rtt_ms": 1.0, "min_rtts": 50.0}
+    assert rec["shipped"]["fast"] == {
+        "mis": 8,
+        "div": 4,
+        "max_rtt_ms": 1.0,
+        "min_rtts": 50.0,
+        "grow": 0,
+    }
     for path in (((1, 0.07), (8, 0.9), (9, 0.07), (10, 0.07)), ((1, 40.0), (2, 0.07)),
                  ((1, None), (2, 0.07)), ((1, 0.07), (2, 0.07))):  # fmt: skip
         inside, around = make_controller(f"ppo:{dest}"), make_controller(f"fast:ppo:{plain}")
