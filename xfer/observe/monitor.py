@@ -140,7 +140,7 @@ class Monitor:
         goodput = (app_bytes - self._app_bytes_prev) * 8 / dt
         self._app_bytes_prev = app_bytes
         rtt_ms, grad = _rtt_stats(samples, t0, now)
-        min_ms = self._min_rtt_us / 1000 if self._min_rtt_us else None
+        min_ms = self.min_rtt_ms
         return SignalVector(
             t=now - self.started,
             mi_s=dt,
