@@ -102,7 +102,8 @@ class FastPhase:
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         got = mi_s if self.over else self.cfg.length(k, min_rtt_ms, mi_s)
-        self.over = got >= mi_s
+        if got >= mi_s:  # only ever set: ``Fast.decide`` (another thread) may set it too
+            self.over = True
         return got
 
 
