@@ -81,18 +81,27 @@ def ship(
     return record
 
 
+RULES = ("judge", "warmup", "fast")
+"""The rules ``ppo`` applies itself when a file's meta names them, in the order the record
+lists them."""
+
+
 def _wrappers(
     meta: dict[str, Any],
     judge: JudgeConfig | None,
     warmup: WarmupConfig | None,
     fast: FastConfig | None = None,
 ) -> dict[str, Any]:
-    """``meta`` with the rules ``ppo`` applies itself (``meta["judge"]``, ``meta["warmup"]``,
-    ``meta["fast"]``)."""
-    for key, cfg in (("judge", judge), ("warmup", warmup), ("fast", fast)):
+    """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`)."""
+    for key, cfg in zip(RULES, (judge, warmup, fast), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
+
+
+def _rules(meta: dict[str, Any]) -> dict[str, Any]:
+    """The record's view of :data:`RULES` in ``meta`` (None where a rule is absent)."""
+    return {k: meta.get(k) for k in RULES}
 
 
 def ship_checkpoint(
@@ -114,8 +123,7 @@ def ship_checkpoint(
     tmp.replace(dest)
     record = {
         "shipped": {"kind": ckpt["arch"]["kind"], "from_file": str(path), "selection": note,
-                    "judge": meta.get("judge"), "warmup": meta.get("warmup"),
-                    "fast": meta.get("fast")},
+                    **_rules(meta)},
         "training": ckpt["meta"],
     }  # fmt: skip
     dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
@@ -147,9 +155,7 @@ def ship_ensemble(
             "members": [str(m) for m in members],
             "rule": rule,
             "selection": note,
-            "judge": meta.get("judge"),
-            "warmup": meta.get("warmup"),
-            "fast": meta.get("fast"),
+            **_rules(meta),
         },
         "members": trained,
     }

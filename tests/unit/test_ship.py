@@ -221,10 +221,9 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
     rec = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["shipped"]
     assert rec["kind"] == "ensemble" and rec["rule"] == "mean" and not rec.get("judge")
     spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
-    if rec.get("warmup"):
-        spec = "warmup:" + ",".join(f"{k}={v}" for k, v in rec["warmup"].items()) + ":" + spec
-    if rec.get("fast"):
-        spec = "fast:" + ",".join(f"{k}={v}" for k, v in rec["fast"].items()) + ":" + spec
+    for rule in ("warmup", "fast"):  # inside out: fast is the outermost wrapper
+        if rec.get(rule):
+            spec = f"{rule}:" + ",".join(f"{k}={v}" for k, v in rec[rule].items()) + ":" + spec
     from policy.base import make_controller, mi_length
 
     for path in (((1, 0.07), (8, 0.9), (9, 0.07)), ((1, 1.6), (2, 1.0)), ((1, None), (2, 0.07))):
