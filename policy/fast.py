@@ -19,6 +19,13 @@ averages over the path's loss process (above a millisecond it did not: round 41,
 touched: there a second is 25 round trips or fewer, and added streams are still in slow
 start at the MI's end.
 
+``grow=1`` (round 41's F41c) ends the fast phase at the inner controller's first retreat;
+``grow=2`` (round 42's F42) also refuses to take a retreat asked on a short MI: the count
+holds and the next way down is decided on an MI of the configured length. Round 41 found the
+gains of short MIs in the ramps (hand-lan-capped 2 -> 37 streams by 2 s, gen-v7-v04 2 -> 27)
+and the losses in retreats decided on quarter MIs, whose loss and utility swing where a 1-s
+MI averages them (gen-v2-v16: 1161, 940 and 646 at 3 streams a quarter second apart).
+
 A bundle's ``meta["fast"]`` (``python3 -m train.ship ... --fast``) makes ``ppo`` do the same
 itself, as ``meta["warmup"]`` does for the warm-up; ``fast:`` around such a file is refused.
 The engine asks :meth:`Fast.mi_length` (the optional controller method ``mi_length(k,
@@ -55,7 +62,12 @@ class FastConfig(RuleConfig):
     grow: int = 0
     """1: the fast phase ends at the inner controller's first retreat (round 41's F41c: short
     MIs for the ramp, 1-s MIs for every way down). The retreat is taken; the MI it runs in
-    was sized before it was decided, so one more short MI follows it."""
+    was sized before it was decided, so one more short MI follows it. 2 (round 42's F42): the
+    same, and no retreat is decided on a short MI: a retreat asked on one is not taken (the
+    count holds, the inner controller's target is set back to it), so every way down is
+    decided on an MI of the configured length, the statistics the policy was trained on. An
+    add on a short MI is taken as with 0 and 1. 0: the phase runs its ``mis`` MIs, whatever
+    is asked."""
 
     def __post_init__(self) -> None:
         if (
@@ -63,11 +75,11 @@ class FastConfig(RuleConfig):
             or self.div < 1
             or self.max_rtt_ms < 0
             or self.min_rtts < 0
-            or self.grow not in (0, 1)
+            or self.grow not in (0, 1, 2)
         ):
             raise ValueError(
-                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0 and grow 0 or "
-                f"1, got mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
+                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0 and grow 0, 1 "
+                f"or 2, got mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
                 f"min_rtts={self.min_rtts}, grow={self.grow}"
             )
 
@@ -98,27 +110,54 @@ class FastPhase:
     def __init__(self, cfg: FastConfig) -> None:
         self.cfg = cfg
         self.over = False
-        """An MI of the configured length has been given: the fast phase is over."""
+        """An MI of the configured length has been given, or (``grow``) a retreat asked: the
+        fast phase is over."""
+        self.cut_s: float | None = None
+        """Once a short MI has been given: halfway between its length and the configured MI's
+        (s). An MI measured shorter than this was a short one."""
+        self.held = 0
+        """Retreats not taken because they were asked on a short MI (``grow=2``; for tests
+        and logs)."""
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         got = mi_s if self.over else self.cfg.length(k, min_rtt_ms, mi_s)
-        if got >= mi_s:  # only ever set: ``Fast.decide`` (another thread) may set it too
+        if got >= mi_s:  # only ever set: ``step`` (the decider thread) may set it too
             self.over = True
+        elif self.cut_s is None:
+            self.cut_s = (got + mi_s) / 2.0
         return got
+
+    def short(self, signals: SignalVector) -> bool:
+        """Was the MI just measured a short one? Read on its measured length (the engine
+        ends an MI within a tenth of its length), so it holds whatever the order in which the
+        engine's threads ask for lengths and decisions."""
+        return self.cut_s is not None and signals.mi_s < self.cut_s
+
+    def step(self, current: int, proposed: int, signals: SignalVector) -> int:
+        """The count for the next MI, given the count in effect during the MI just measured
+        (``current``) and the inner controller's ``proposed`` one (``grow``; else as asked)."""
+        if not self.cfg.grow or proposed >= current:
+            return proposed
+        self.over = True
+        if self.cfg.grow == 2 and self.short(signals):
+            self.held += 1
+            return current
+        return proposed
 
 
 class Fast(Wrapper):
-    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R][:INNER]`` (INNER default ppo): INNER's
-    decisions, taken every mi/D for the first K MIs on a path of at most M ms (8, 4, 1, 50)."""
+    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G][:INNER]`` (INNER default ppo):
+    INNER's decisions, taken every mi/D for the first K MIs on a path of at most M ms (8, 4, 1,
+    50, 0); with G=2 INNER must have a ``target`` (a held retreat sets it back)."""
 
     name = "fast"
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
         self.phase = FastPhase(self.fast)
-        self.inner = self._wrap(args, config, None)
+        self.inner = self._wrap(args, config, "hold" if self.fast.grow == 2 else None)
         self.last = self.inner.initial()
-        """The inner controller's last count (``grow=1``: a count below it is a retreat)."""
+        """The count in effect (``grow``: a count below it is a retreat)."""
         if getattr(self.inner, "fast", None) is not None:
             raise ValueError(
                 f"fast: {args or 'ppo'!r} shortens its MIs already (its checkpoint's meta "
@@ -129,9 +168,10 @@ class Fast(Wrapper):
         return self.inner.initial()
 
     def decide(self, signals: SignalVector) -> int:
-        n = self.inner.decide(signals)
-        if self.fast.grow and n < self.last:
-            self.phase.over = True  # read by the next mi_length (the engine's loop thread)
+        proposed = self.inner.decide(signals)
+        n = self.phase.step(self.last, proposed, signals)  # may end the phase (grow)
+        if n != proposed:
+            self.target = n  # grow=2 held a retreat: the inner controller goes on from n
         self.last = n
         return n
 

@@ -476,6 +476,7 @@ class PPOController:
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
             self.omit -= 1
             return self.target
+        current = self.target
         if len(self.nets) == 1:
             a = self.act(self.features.push(signals))
         else:  # an ensemble: its combine rule over the members' probabilities
@@ -485,4 +486,6 @@ class PPOController:
             self.target = self.judge.step(self.target, signals)
         if self.warmup is not None:
             self.target = self.warmup.step(self.target, signals)
+        if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
+            self.target = self.fast.step(current, self.target, signals)
         return self.target

@@ -180,3 +180,37 @@ def test_fast_start_shortens_only_the_first_mis_on_a_short_path(recv) -> None:
     assert short[8:] and short[8] == pytest.approx(0.4, abs=0.05)
     plain = lengths("fast:max_rtt_ms=0.0001:fixed:2")  # 0.1 us: no path is that short
     assert plain[:3] == pytest.approx([0.4] * 3, abs=0.05)
+
+
+def test_fast_grow_2_takes_no_retreat_on_a_short_mi(recv) -> None:
+    """`fast:grow=2` on loopback, steered over stdin (2, 7, 12, then one stream fewer per MI):
+    the ramp runs on short MIs; the retreats asked on short MIs are not taken (the count
+    stays 12 until an MI of the configured length has been measured), later ones are."""
+    address, _ = recv
+    script = iter((7, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "xfer.cli", "send", "--mem", "100G", "--duration", "3", address,
+         "--mi", "0.4", "--json-stream", "--policy", "fast:grow=2:stdin:timeout=5,initial=2",
+         "--stream-rate", "100Mbit"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    mis = []
+    for line in p.stdout:
+        event = json.loads(line)
+        if event["event"] == "observe":  # the stdin controller asks; the script answers
+            p.stdin.write(f"{next(script)}\n")
+            p.stdin.flush()
+        elif event["event"] == "interval":
+            mis.append(event)
+    p.stdin.close()
+    err = p.stderr.read()
+    assert p.wait(30) == 0, err
+    got = [(round(i["mi_s"], 2), i["streams"]) for i in mis]
+    short = [k for k, (mi, _) in enumerate(got) if mi < 0.25]
+    assert short == list(range(len(short))) and 2 <= len(short) <= 5, got  # a prefix
+    counts = [n for _, n in got]
+    assert max(counts) == 12 and counts.index(12) < len(short), got
+    # from the first 12 to the end of the MI after the last short one, the count holds
+    assert set(counts[counts.index(12) : len(short) + 1]) == {12}, got
+    assert counts[-1] < 12, got  # retreats asked on 0.4-s MIs are taken

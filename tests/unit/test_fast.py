@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from policy.base import ControllerConfig, make_controller, mi_length
+from policy.base import Controller, ControllerConfig, make_controller, mi_length, register
 from policy.fast import FastConfig
+from policy.signals import SignalVector
 from tests.unit import test_judge  # noqa: F401  (registers test-climb)
 from tests.unit.test_start import _path, _signals
 
@@ -80,5 +81,87 @@ def test_grow_ends_the_fast_phase_at_the_first_retreat() -> None:
     for k, n in enumerate([2, 7, 12, 11], start=2):
         plain.decide(_signals(k, n))
     assert mi_length(plain, 6, 0.05, 1.0) == 0.25  # without grow the phase runs its 8 MIs
-    with pytest.raises(ValueError, match="grow 0 or 1"):
-        FastConfig.parse("grow=2")
+    with pytest.raises(ValueError, match="grow 0, 1 or 2"):
+        FastConfig.parse("grow=3")
+
+
+class LossStep:
+    """+5 streams after an MI without loss, -5 after one with loss (has a ``target``)."""
+
+    name = "test-lossstep"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.config, self.target = config, 2
+
+    def initial(self) -> int:
+        return self.target
+
+    def decide(self, signals: SignalVector) -> int:
+        self.target = self.config.clip(self.target + (-5 if signals.loss_rate else 5))
+        return self.target
+
+
+register("test-lossstep", LossStep)
+
+
+def clocked(
+    spec: str, loss: dict[int, float], rtt: float = 0.05, mis: int = 10
+) -> tuple[list[int], list[float], Controller]:
+    """``spec`` run as the engine runs it: MI k+1's length is asked as MI k ends, before MI
+    k's decision (the decider thread); MI k's signal vector is measured over its length, with
+    ``loss[n]`` at n streams. Returns the count and the length of each MI, and the controller."""
+    c = make_controller(spec, ControllerConfig(max_streams=64))
+    n, out, lengths = c.initial(), [], []
+    mi = mi_length(c, 1, rtt, 1.0)
+    for k in range(1, mis + 1):
+        lengths.append(mi)
+        out.append(n)
+        following = mi_length(c, k + 1, rtt, 1.0)
+        n = c.decide(
+            SignalVector(
+                t=sum(lengths),
+                mi_s=mi,
+                streams=n,
+                throughput_bps=n * 1e8,
+                goodput_bps=n * 1e8,
+                loss_rate=loss.get(n, 0.0),
+                rtt_ms=rtt,
+                min_rtt_ms=rtt,
+                rtt_gradient=0.0,
+                rtt_ratio=1.0,
+            )
+        )
+        mi = following
+    return out, lengths, c
+
+
+def test_grow_2_takes_no_retreat_on_a_short_mi() -> None:
+    """grow=2 (F42): the ramp on short MIs as asked; a retreat asked on a short MI is not
+    taken and ends the phase; the MI sized before that decision is short too, so a retreat
+    asked on it is not taken either; on MIs of the configured length retreats are taken."""
+    spec = "fast:grow=2:test-ramp-walk"  # 2, 7, 12, then one stream fewer per MI
+    got, lengths, c = clocked(spec, {})
+    assert c.phase.held == 2  # type: ignore[attr-defined]
+    assert lengths == [0.25] * 4 + [1.0] * 6
+    # 12 -> 11 asked on MI 3 (short): held, the phase ends; MI 4 (short, sized before the
+    # decision) asks 11 again: held; MI 5 (1 s) on: one stream fewer per MI
+    assert got == [2, 7, 12, 12, 12, 11, 10, 9, 8, 7]
+    grow1, lengths1, _ = clocked("fast:grow=1:test-ramp-walk", {})
+    assert grow1 == [2, 7, 12, 11, 10, 9, 8, 7, 6, 5] and lengths1 == lengths
+    plain, lengths0, _ = clocked("fast:test-ramp-walk", {})
+    assert plain == grow1 and lengths0 == [0.25] * 8 + [1.0] * 2
+    # never short (a 40-ms path): grow=2 is the inner controller, MI for MI
+    assert clocked(spec, {}, rtt=40.0)[:2] == clocked("test-ramp-walk", {}, rtt=40.0)[:2]
+
+
+def test_grow_2_sets_the_inner_target_back_and_it_goes_on_from_there() -> None:
+    """A held retreat sets the inner controller's target back, so its next step starts from
+    the held count."""
+    held, lengths, c = clocked("fast:grow=2:test-lossstep", {12: 0.05}, mis=6)
+    # 2, 7, 12 on short MIs; 12 lost on MI 3 and MI 4 (short): both -5 held; MI 5 (1 s): taken
+    assert lengths == [0.25] * 4 + [1.0] * 2 and held == [2, 7, 12, 12, 12, 7]
+    # without the hold, the -5 on MI 3 runs MI 4 at 7, which adds again (7 -> 12 -> 7 ...)
+    assert clocked("fast:grow=1:test-lossstep", {12: 0.05}, mis=6)[0] == [2, 7, 12, 7, 12, 7]
+    assert c.phase.held == 2  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="has no target"):
+        make_controller("fast:grow=2:fixed:2", ControllerConfig())

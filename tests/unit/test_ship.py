@@ -208,6 +208,30 @@ def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> 
         make_controller(f"fast:ppo:{dest}")
 
 
+def test_a_shipped_fast_with_grow_decides_as_fast_around_the_bundle(tmp_path: Path) -> None:
+    """``meta["fast"]`` with ``grow`` (1: the phase ends at the first retreat; 2: and no
+    retreat is taken on a short MI) makes ``ppo`` decide and size its MIs as ``fast:grow=G``
+    around the same bundle without it, MI for MI, run as the engine runs it (``clocked``), on
+    a LAN where the shipped members retreat from heavy loss at 7 streams and more."""
+    from policy.fast import FastConfig
+    from tests.unit.test_fast import clocked
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    plain = tmp_path / "plain.pt"
+    ship_ensemble(members, plain, note="plain")
+    loss = {n: 0.2 for n in range(7, 65)}
+    for grow in (1, 2):
+        dest = tmp_path / f"grow{grow}.pt"
+        ship_ensemble(members, dest, note="fast", fast=FastConfig(grow=grow))
+        inside = clocked(f"ppo:{dest}", loss, mis=12)
+        around = clocked(f"fast:grow={grow}:ppo:{plain}", loss, mis=12)
+        assert inside[:2] == around[:2], grow
+        assert min(inside[1]) == 0.25 and inside[1][-1] == 1.0  # a fast phase, then 1-s MIs
+        assert inside[2].fast.held == around[2].phase.held  # type: ignore[attr-defined]
+        assert inside[2].fast.held == (2 if grow == 2 else 0)  # type: ignore[attr-defined]
+
+
 def test_the_shipped_file_decides_as_its_record_says() -> None:
     """``policy/weights/default.json`` names the members, rule and warm-up of the shipped
     bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
