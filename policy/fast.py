@@ -26,6 +26,13 @@ gains of short MIs in the ramps (hand-lan-capped 2 -> 37 streams by 2 s, gen-v7-
 and the losses in retreats decided on quarter MIs, whose loss and utility swing where a 1-s
 MI averages them (gen-v2-v16: 1161, 940 and 646 at 3 streams a quarter second apart).
 
+``ramp=S`` (round 42's F43) takes the fast phase from the inner controller altogether: the
+short MIs are a ramp of S streams per MI while each MI's utility beats every earlier one's,
+back to the best count at the first that does not, and the inner controller, shown no short
+MI, decides from there on MIs of the configured length (round 42: under ``grow=2`` the
+policy's first decision on a 1-s MI after quarter MIs was not its own, e.g. 7 -> 2 on
+gen-v7-v06 where alone it goes 7 -> 6, so its history must not hold quarter MIs either).
+
 A bundle's ``meta["fast"]`` (``python3 -m train.ship ... --fast``) makes ``ppo`` do the same
 itself, as ``meta["warmup"]`` does for the warm-up; ``fast:`` around such a file is refused.
 The engine asks :meth:`Fast.mi_length` (the optional controller method ``mi_length(k,
@@ -40,6 +47,7 @@ from dataclasses import dataclass
 from policy.base import ControllerConfig, Wrapper
 from policy.gd import RuleConfig
 from policy.signals import SignalVector
+from policy.utility import utility_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +77,29 @@ class FastConfig(RuleConfig):
     add on a short MI is taken as with 0 and 1. 0: the phase runs its ``mis`` MIs, whatever
     is asked."""
 
+    ramp: int = 0
+    """> 0 (round 42's F43): the fast phase is a ramp's, not the inner controller's. After
+    each short MI the count rises by ``ramp`` streams while the MI's utility (the paper's,
+    :func:`policy.utility.utility_of`) is above every earlier short MI's; at the first one
+    that is not, the count goes back to the best count's and the phase ends. The inner
+    controller is shown no short MI: its first signal vector is the first MI of the
+    configured length, and it decides from the count the ramp left (its target is set to
+    it). 0: the inner controller decides on short MIs (as ``grow`` says)."""
+
     def __post_init__(self) -> None:
         if (
-            self.mis < 0
+            self.ramp < 0
+            or self.mis < 0
             or self.div < 1
             or self.max_rtt_ms < 0
             or self.min_rtts < 0
             or self.grow not in (0, 1, 2)
         ):
             raise ValueError(
-                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0 and grow 0, 1 "
-                f"or 2, got mis={self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, "
-                f"min_rtts={self.min_rtts}, grow={self.grow}"
+                "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0, grow 0, 1 "
+                f"or 2 and ramp >= 0, got mis={self.mis}, div={self.div}, max_rtt_ms="
+                f"{self.max_rtt_ms}, min_rtts={self.min_rtts}, grow={self.grow}, "
+                f"ramp={self.ramp}"
             )
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
@@ -118,6 +137,12 @@ class FastPhase:
         self.held = 0
         """Retreats not taken because they were asked on a short MI (``grow=2``; for tests
         and logs)."""
+        self.best: tuple[float, int] | None = None
+        """``ramp``: the best short MI's utility and the count it ran."""
+        self.ramped = False
+        """``ramp``: the ramp has ended (a short MI not the best, or ``max_streams``); the
+        short MIs left hold the count. The phase's own end (its last short MI) does not end
+        the ramp: that MI's decision is still the ramp's."""
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         got = mi_s if self.over else self.cfg.length(k, min_rtt_ms, mi_s)
@@ -133,6 +158,26 @@ class FastPhase:
         engine's threads ask for lengths and decisions."""
         return self.cut_s is not None and signals.mi_s < self.cut_s
 
+    def owns(self, signals: SignalVector) -> bool:
+        """``ramp``: is the MI just measured the ramp's (a short MI), so that the inner
+        controller is neither shown it nor asked?"""
+        return self.cfg.ramp > 0 and self.short(signals)
+
+    def ramp(self, current: int, signals: SignalVector, config: ControllerConfig) -> int:
+        """``ramp``: the count for the next MI after a short MI run at ``current``. A short
+        MI after the ramp ended (sized before it ended) holds the count."""
+        if self.ramped:
+            return current
+        u = utility_of(signals)
+        if self.best is None or u > self.best[0]:
+            self.best = (u, current)
+            up = config.clip(current + self.cfg.ramp)
+            if up == current:  # at max_streams: nothing left to ramp
+                self.ramped = self.over = True
+            return up
+        self.ramped = self.over = True  # the first short MI that is not the best: back to it
+        return self.best[1]
+
     def step(self, current: int, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the count in effect during the MI just measured
         (``current``) and the inner controller's ``proposed`` one (``grow``; else as asked)."""
@@ -146,16 +191,19 @@ class FastPhase:
 
 
 class Fast(Wrapper):
-    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G][:INNER]`` (INNER default ppo):
-    INNER's decisions, taken every mi/D for the first K MIs on a path of at most M ms (8, 4, 1,
-    50, 0); with G=2 INNER must have a ``target`` (a held retreat sets it back)."""
+    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G,ramp=S][:INNER]`` (INNER default
+    ppo): INNER's decisions, taken every mi/D for the first K MIs on a path of at most M ms
+    (8, 4, 1, 50, 0, 0); with S > 0 those MIs are a ramp of S streams per MI instead. With G=2
+    or S > 0 INNER must have a ``target`` (it is set to the count held or ramped to)."""
 
     name = "fast"
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
         self.phase = FastPhase(self.fast)
-        self.inner = self._wrap(args, config, "hold" if self.fast.grow == 2 else None)
+        self.config = config
+        need = self.fast.grow == 2 or self.fast.ramp > 0
+        self.inner = self._wrap(args, config, "hold" if need else None)
         self.last = self.inner.initial()
         """The count in effect (``grow``: a count below it is a retreat)."""
         if getattr(self.inner, "fast", None) is not None:
@@ -168,6 +216,9 @@ class Fast(Wrapper):
         return self.inner.initial()
 
     def decide(self, signals: SignalVector) -> int:
+        if self.phase.owns(signals):  # ramp: the inner controller never sees a short MI
+            self.last = self.target = self.phase.ramp(self.last, signals, self.config)
+            return self.last
         proposed = self.inner.decide(signals)
         n = self.phase.step(self.last, proposed, signals)  # may end the phase (grow)
         if n != proposed:

@@ -473,6 +473,9 @@ class PPOController:
         )
 
     def decide(self, signals: SignalVector) -> int:
+        if self.fast is not None and self.fast.owns(signals):  # meta["fast"]'s ramp
+            self.target = self.fast.ramp(self.target, signals, self.config)
+            return self.target
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
             self.omit -= 1
             return self.target

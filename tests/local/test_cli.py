@@ -214,3 +214,36 @@ def test_fast_grow_2_takes_no_retreat_on_a_short_mi(recv) -> None:
     # from the first 12 to the end of the MI after the last short one, the count holds
     assert set(counts[counts.index(12) : len(short) + 1]) == {12}, got
     assert counts[-1] < 12, got  # retreats asked on 0.4-s MIs are taken
+
+
+def test_fast_ramp_owns_the_short_mis_and_the_policy_sees_none(recv) -> None:
+    """`fast:ramp=5` on loopback: +5 streams per short MI while the utility rises (here up to
+    `--max-streams 12`), then the inner controller (`stdin`, steered 10, 9, 8, ...) decides
+    from the ramp's count; it is shown only MIs of the configured length."""
+    address, _ = recv
+    script = iter(range(10, 0, -1))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "xfer.cli", "send", "--mem", "100G", "--duration", "3", address,
+         "--mi", "0.4", "--json-stream", "--policy", "fast:ramp=5:stdin:timeout=5,initial=2",
+         "--stream-rate", "100Mbit", "--max-streams", "12"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    mis, shown = [], []
+    for line in p.stdout:
+        event = json.loads(line)
+        if event["event"] == "observe":  # the inner controller is asked
+            shown.append(event)
+            p.stdin.write(f"{next(script, 1)}\n")
+            p.stdin.flush()
+        elif event["event"] == "interval":
+            mis.append(event)
+    p.stdin.close()
+    err = p.stderr.read()
+    assert p.wait(30) == 0, err
+    got = [(round(i["mi_s"], 2), i["streams"]) for i in mis]
+    short = [n for mi, n in got if mi < 0.25]
+    assert short[:3] == [2, 7, 12] and set(short[2:]) == {12}, got  # the ramp, capped
+    assert shown and all(e["mi_s"] > 0.3 for e in shown), [e["mi_s"] for e in shown]
+    assert shown[0]["streams"] == 12, got  # the inner controller starts from the ramp's count
+    assert got[-1][1] < 12, got  # and its answers are taken

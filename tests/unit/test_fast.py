@@ -92,11 +92,14 @@ class LossStep:
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.config, self.target = config, 2
+        self.seen: list[float] = []
+        """The MI lengths it was shown."""
 
     def initial(self) -> int:
         return self.target
 
     def decide(self, signals: SignalVector) -> int:
+        self.seen.append(signals.mi_s)
         self.target = self.config.clip(self.target + (-5 if signals.loss_rate else 5))
         return self.target
 
@@ -105,12 +108,12 @@ register("test-lossstep", LossStep)
 
 
 def clocked(
-    spec: str, loss: dict[int, float], rtt: float = 0.05, mis: int = 10
+    spec: str, loss: dict[int, float], rtt: float = 0.05, mis: int = 10, most: int = 64
 ) -> tuple[list[int], list[float], Controller]:
     """``spec`` run as the engine runs it: MI k+1's length is asked as MI k ends, before MI
     k's decision (the decider thread); MI k's signal vector is measured over its length, with
     ``loss[n]`` at n streams. Returns the count and the length of each MI, and the controller."""
-    c = make_controller(spec, ControllerConfig(max_streams=64))
+    c = make_controller(spec, ControllerConfig(max_streams=most))
     n, out, lengths = c.initial(), [], []
     mi = mi_length(c, 1, rtt, 1.0)
     for k in range(1, mis + 1):
@@ -165,3 +168,26 @@ def test_grow_2_sets_the_inner_target_back_and_it_goes_on_from_there() -> None:
     assert c.phase.held == 2  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="has no target"):
         make_controller("fast:grow=2:fixed:2", ControllerConfig())
+
+
+def test_ramp_owns_the_short_mis_and_hands_the_inner_controller_its_count() -> None:
+    """ramp=5 (F43): +5 streams after each short MI whose utility beats every earlier one;
+    at the first that does not, back to the best count, and the phase ends. The inner
+    controller is shown no short MI and decides from the ramp's count."""
+    got, lengths, c = clocked("fast:ramp=5:test-lossstep", {12: 0.2}, mis=7)
+    # MI 3 at 12 loses (utility below 7's): back to 7; MI 4 (short, sized before): held
+    assert lengths == [0.25] * 4 + [1.0] * 3 and got == [2, 7, 12, 7, 7, 12, 7]
+    assert c.inner.seen == [1.0] * 3  # type: ignore[attr-defined]
+    assert c.phase.best == (pytest.approx(7 * 1e8 / 1.02**7 / 1e6, rel=0.05), 7)  # type: ignore[attr-defined]
+    up, lengths, c = clocked("fast:ramp=5:test-lossstep", {}, mis=10)  # never falls
+    assert up == [2, 7, 12, 17, 22, 27, 32, 37, 42, 47] and lengths == [0.25] * 8 + [1.0] * 2
+    assert c.inner.seen == [1.0] * 2  # type: ignore[attr-defined]
+    capped, lengths, _ = clocked("fast:ramp=5:test-lossstep", {}, mis=6, most=12)
+    assert capped == [2, 7, 12, 12, 12, 12] and lengths == [0.25] * 4 + [1.0] * 2
+    # a 40-ms path: no short MI, the inner controller decides every MI
+    far, lengths, c = clocked("fast:ramp=5:test-lossstep", {12: 0.2}, rtt=40.0, mis=4)
+    assert far == [2, 7, 12, 7] and c.inner.seen == [1.0] * 4  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="has no target"):
+        make_controller("fast:ramp=5:fixed:2", ControllerConfig())
+    with pytest.raises(ValueError, match="ramp >= 0"):
+        FastConfig.parse("ramp=-1")

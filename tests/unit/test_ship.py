@@ -196,6 +196,7 @@ def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> 
         "max_rtt_ms": 1.0,
         "min_rtts": 50.0,
         "grow": 0,
+        "ramp": 0,
     }
     for path in (((1, 0.07), (8, 0.9), (9, 0.07), (10, 0.07)), ((1, 40.0), (2, 0.07)),
                  ((1, None), (2, 0.07)), ((1, 0.07), (2, 0.07))):  # fmt: skip
@@ -230,6 +231,14 @@ def test_a_shipped_fast_with_grow_decides_as_fast_around_the_bundle(tmp_path: Pa
         assert min(inside[1]) == 0.25 and inside[1][-1] == 1.0  # a fast phase, then 1-s MIs
         assert inside[2].fast.held == around[2].phase.held  # type: ignore[attr-defined]
         assert inside[2].fast.held == (2 if grow == 2 else 0)  # type: ignore[attr-defined]
+    # ramp=5 (F43): the same ramp, and the bundle decides from its count on the same history
+    dest = tmp_path / "ramp.pt"
+    ship_ensemble(members, dest, note="fast", fast=FastConfig(ramp=5))
+    loss = {n: 0.2 for n in range(17, 65)}  # the ramp goes 2, 7, 12, 17 and back to 12
+    inside = clocked(f"ppo:{dest}", loss, mis=12)
+    around = clocked(f"fast:ramp=5:ppo:{plain}", loss, mis=12)
+    assert inside[:2] == around[:2] and inside[0][:5] == [2, 7, 12, 17, 12]
+    assert inside[2].fast.best[1] == 12  # type: ignore[attr-defined]
 
 
 def test_the_shipped_file_decides_as_its_record_says() -> None:
