@@ -29,9 +29,13 @@ MI averages them (gen-v2-v16: 1161, 940 and 646 at 3 streams a quarter second ap
 ``ramp=S`` (round 42's F43) takes the fast phase from the inner controller altogether: the
 short MIs are a ramp of S streams per MI while each MI's utility beats every earlier one's,
 back to the best count at the first that does not, and the inner controller, shown no short
-MI, decides from there on MIs of the configured length (round 42: under ``grow=2`` the
-policy's first decision on a 1-s MI after quarter MIs was not its own, e.g. 7 -> 2 on
-gen-v7-v06 where alone it goes 7 -> 6, so its history must not hold quarter MIs either).
+MI, decides from there on MIs of the configured length. Round 42: under ``grow=2``
+gen-v7-v06 held 7 streams for two more quarter MIs and a 1-s MI into a full queue (RTT ratio
+190-280, 5-8 % loss; utility 35 at 2 streams, then 21 and 4 at 7), where a check after one
+quarter MI goes back to 2. (Replaying those runs' signal vectors through the policy with its
+quarter MIs left out gives the same 7 -> 2 on that 1-s MI: there the history was not the
+cause; the ramp keeps quarter MIs out of it all the same, since the policy never trained on
+them.)
 
 A bundle's ``meta["fast"]`` (``python3 -m train.ship ... --fast``) makes ``ppo`` do the same
 itself, as ``meta["warmup"]`` does for the warm-up; ``fast:`` around such a file is refused.
