@@ -7,9 +7,9 @@ export PYTHONPATH=$WT
 cd $WT
 python3 -c "import xfer,sys; assert xfer.__file__.startswith('$WT'), xfer.__file__"
 mkdir -p $R
-F="fast:grow=2,max_rtt_ms=1:ppo"
+F=${CAND:-"fast:grow=2,max_rtt_ms=1:ppo"}
 echo "test start $(date -u +%T)"
 flock /tmp/xfer-netns.lock python3 -m xfer.cli evaluate --scenario-file configs/sets/gen-v2-test-lan.txt \
   --policy "$F" --policy ppo --repeat 2 --reference docs/results/gen-v2-test \
-  --out $R/test --json $R/test.json > $R/test.log 2>&1
+  --out $R/${TAG:-}test --json $R/${TAG:-}test.json > $R/${TAG:-}test.log 2>&1
 echo "test rc $? $(date -u +%T)"
