@@ -191,6 +191,18 @@ class RuleWrapper(Wrapper):
 
     rule: RuleStep
 
+    @property
+    def target(self) -> int:
+        """The inner controller's stream-count target."""
+        return int(self.inner.target)  # type: ignore[attr-defined]
+
+    @target.setter
+    def target(self, n: int) -> None:
+        """Move the inner controller and the rule's count in effect together (an outer
+        wrapper that sets the count, e.g. ``fast``'s ramp, sets both)."""
+        self.inner.target = n  # type: ignore[attr-defined]
+        self.rule.current = n
+
     def _wrap_once(self, spec: str, config: ControllerConfig, what: str, doing: str) -> Controller:
         """:meth:`_wrap`, refusing an inner controller that applies this rule itself."""
         inner = self._wrap(spec, config, what)

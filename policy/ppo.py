@@ -476,6 +476,7 @@ class PPOController:
         if self.fast is not None and self.fast.owns(signals):  # meta["fast"]'s ramp
             self.target = self.fast.ramp(self.target, signals, self.config)
             return self.target
+        self._sync_rules()
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
             self.omit -= 1
             return self.target
@@ -492,3 +493,11 @@ class PPOController:
         if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
             self.target = self.fast.step(current, self.target, signals)
         return self.target
+
+    def _sync_rules(self) -> None:
+        """The judge's and the warm-up's count in effect is the target, whoever set it last:
+        ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``, ``start:``),
+        as :class:`policy.base.RuleWrapper` does for a rule of its own."""
+        for rule in (self.judge, self.warmup):
+            if rule is not None:
+                rule.current = self.target

@@ -191,3 +191,33 @@ def test_ramp_owns_the_short_mis_and_hands_the_inner_controller_its_count() -> N
         make_controller("fast:ramp=5:fixed:2", ControllerConfig())
     with pytest.raises(ValueError, match="ramp >= 0"):
         FastConfig.parse("ramp=-1")
+
+
+def test_the_ramp_moves_a_rule_inside_it_too() -> None:
+    """A rule between ``fast`` and its policy (``warmup``) counts from the ramp's count, so
+    the policy's first own add is judged as an add from there, not from the initial count."""
+    got, _, c = clocked("fast:ramp=5:warmup:test-lossstep", {12: 0.2}, mis=4)
+    assert got == [2, 7, 12, 7]  # the ramp's, back to 7; the policy has not decided yet
+    assert c.inner.rule.current == c.target == 7  # type: ignore[attr-defined]
+
+
+def test_the_ramp_moves_the_shipped_bundles_own_rules_too(tmp_path) -> None:
+    """A bundle whose meta names the ramp, and ``fast:ramp=5`` around a bundle: the bundle's
+    warm-up counts from the ramp's count (``PPOController._sync_rules``). Here the warm-up
+    defers every add for 5 s; had it kept the initial 2 as its count, the policy's first
+    decision after the ramp would have been taken as an add from 2 and sent back to 2."""
+    from pathlib import Path
+
+    from policy.warmup import WarmupConfig
+    from train.ship import ship_ensemble
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    slow = WarmupConfig(rtts=100_000)  # 100,000 round trips of 0.05 ms: 5 s
+    inside, plain = tmp_path / "ramp.pt", tmp_path / "plain.pt"
+    ship_ensemble(members, inside, note="t", warmup=slow, fast=FastConfig(ramp=5))
+    ship_ensemble(members, plain, note="t", warmup=slow)
+    for spec in (f"ppo:{inside}", f"fast:ramp=5:ppo:{plain}"):
+        got, lengths, _ = clocked(spec, {n: 0.2 for n in range(17, 65)}, mis=7)
+        assert got[:6] == [2, 7, 12, 17, 12, 12] and lengths[5] == 1.0, spec
+        assert got[6] >= 7, (spec, got)  # the policy's first decision, from 12
