@@ -182,31 +182,39 @@ def test_fast_start_shortens_only_the_first_mis_on_a_short_path(recv) -> None:
     assert plain[:3] == pytest.approx([0.4] * 3, abs=0.05)
 
 
-def test_fast_grow_2_takes_no_retreat_on_a_short_mi(recv) -> None:
-    """`fast:grow=2` on loopback, steered over stdin (2, 7, 12, then one stream fewer per MI):
-    the ramp runs on short MIs; the retreats asked on short MIs are not taken (the count
-    stays 12 until an MI of the configured length has been measured), later ones are."""
-    address, _ = recv
-    script = iter((7, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2))
+def steered(
+    address: str, policy: str, script: Iterator[int], *extra: str
+) -> tuple[list[tuple[float, int]], list[dict]]:
+    """`xfer send --policy POLICY` on loopback (3 s, 0.4-s MIs, 100 Mbit/s per stream), its
+    `stdin` controller answered from `script` (then 1): the (length, streams) of each MI and
+    the `observe` records the stdin controller was shown."""
     p = subprocess.Popen(
         [sys.executable, "-m", "xfer.cli", "send", "--mem", "100G", "--duration", "3", address,
-         "--mi", "0.4", "--json-stream", "--policy", "fast:grow=2:stdin:timeout=5,initial=2",
-         "--stream-rate", "100Mbit"],
+         "--mi", "0.4", "--json-stream", "--policy", policy, "--stream-rate", "100Mbit", *extra],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert p.stdin is not None and p.stdout is not None and p.stderr is not None
-    mis = []
+    mis, shown = [], []
     for line in p.stdout:
         event = json.loads(line)
         if event["event"] == "observe":  # the stdin controller asks; the script answers
-            p.stdin.write(f"{next(script)}\n")
+            shown.append(event)
+            p.stdin.write(f"{next(script, 1)}\n")
             p.stdin.flush()
         elif event["event"] == "interval":
             mis.append(event)
     p.stdin.close()
     err = p.stderr.read()
     assert p.wait(30) == 0, err
-    got = [(round(i["mi_s"], 2), i["streams"]) for i in mis]
+    return [(round(i["mi_s"], 2), i["streams"]) for i in mis], shown
+
+
+def test_fast_grow_2_takes_no_retreat_on_a_short_mi(recv) -> None:
+    """`fast:grow=2` on loopback, steered over stdin (2, 7, 12, then one stream fewer per MI):
+    the ramp runs on short MIs; the retreats asked on short MIs are not taken (the count
+    stays 12 until an MI of the configured length has been measured), later ones are."""
+    script = iter((7, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2))
+    got, _ = steered(recv[0], "fast:grow=2:stdin:timeout=5,initial=2", script)
     short = [k for k, (mi, _) in enumerate(got) if mi < 0.25]
     assert short == list(range(len(short))) and 2 <= len(short) <= 5, got  # a prefix
     counts = [n for _, n in got]
@@ -220,28 +228,8 @@ def test_fast_ramp_owns_the_short_mis_and_the_policy_sees_none(recv) -> None:
     """`fast:ramp=5` on loopback: +5 streams per short MI while the utility rises (here up to
     `--max-streams 12`), then the inner controller (`stdin`, steered 10, 9, 8, ...) decides
     from the ramp's count; it is shown only MIs of the configured length."""
-    address, _ = recv
-    script = iter(range(10, 0, -1))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "xfer.cli", "send", "--mem", "100G", "--duration", "3", address,
-         "--mi", "0.4", "--json-stream", "--policy", "fast:ramp=5:stdin:timeout=5,initial=2",
-         "--stream-rate", "100Mbit", "--max-streams", "12"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
-    mis, shown = [], []
-    for line in p.stdout:
-        event = json.loads(line)
-        if event["event"] == "observe":  # the inner controller is asked
-            shown.append(event)
-            p.stdin.write(f"{next(script, 1)}\n")
-            p.stdin.flush()
-        elif event["event"] == "interval":
-            mis.append(event)
-    p.stdin.close()
-    err = p.stderr.read()
-    assert p.wait(30) == 0, err
-    got = [(round(i["mi_s"], 2), i["streams"]) for i in mis]
+    policy = "fast:ramp=5:stdin:timeout=5,initial=2"
+    got, shown = steered(recv[0], policy, iter(range(10, 0, -1)), "--max-streams", "12")
     short = [n for mi, n in got if mi < 0.25]
     assert short[:3] == [2, 7, 12] and set(short[2:]) == {12}, got  # the ramp, capped
     assert shown and all(e["mi_s"] > 0.3 for e in shown), [e["mi_s"] for e in shown]
