@@ -130,8 +130,8 @@ class FastPhase:
     gen-v7-v03, drawn at 1.6 ms, from its first loss on), and a bound of 1 ms would then
     shorten MIs 2-8 of a path it was meant to leave alone."""
 
-    def __init__(self, cfg: FastConfig) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: FastConfig, config: ControllerConfig) -> None:
+        self.cfg, self.config = cfg, config
         self.over = False
         """An MI of the configured length has been given, or (``grow``) a retreat asked: the
         fast phase is over."""
@@ -167,7 +167,7 @@ class FastPhase:
         controller is neither shown it nor asked?"""
         return self.cfg.ramp > 0 and self.short(signals)
 
-    def ramp(self, current: int, signals: SignalVector, config: ControllerConfig) -> int:
+    def ramp(self, current: int, signals: SignalVector) -> int:
         """``ramp``: the count for the next MI after a short MI run at ``current``. A short
         MI after the ramp ended (sized before it ended) holds the count."""
         if self.ramped:
@@ -175,7 +175,7 @@ class FastPhase:
         u = utility_of(signals)
         if self.best is None or u > self.best[0]:
             self.best = (u, current)
-            up = config.clip(current + self.cfg.ramp)
+            up = self.config.clip(current + self.cfg.ramp)
             if up == current:  # at max_streams: nothing left to ramp
                 self.ramped = self.over = True
             return up
@@ -204,8 +204,7 @@ class Fast(Wrapper):
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.fast, args = self._options(args, FastConfig.parse, FastConfig())
-        self.phase = FastPhase(self.fast)
-        self.config = config
+        self.phase = FastPhase(self.fast, config)
         need = self.fast.grow == 2 or self.fast.ramp > 0
         self.inner = self._wrap(args, config, "hold" if need else None)
         self.last = self.inner.initial()
@@ -221,7 +220,7 @@ class Fast(Wrapper):
 
     def decide(self, signals: SignalVector) -> int:
         if self.phase.owns(signals):  # ramp: the inner controller never sees a short MI
-            self.last = self.target = self.phase.ramp(self.last, signals, self.config)
+            self.last = self.target = self.phase.ramp(self.last, signals)
             return self.last
         proposed = self.inner.decide(signals)
         n = self.phase.step(self.last, proposed, signals)  # may end the phase (grow)

@@ -429,9 +429,10 @@ class PPOController:
             self.warmup = StartGate(WarmupConfig.from_dict(meta["warmup"]), config, self.target)
         self.fast: FastPhase | None = None
         """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
-        short (:mod:`policy.fast`; the decisions are unchanged)."""
+        short (:mod:`policy.fast`; the decisions are the policy's unless ``grow=2`` holds a
+        retreat or ``ramp`` owns the short MIs)."""
         if meta.get("fast") is not None:
-            self.fast = FastPhase(FastConfig.from_dict(meta["fast"]))
+            self.fast = FastPhase(FastConfig.from_dict(meta["fast"]), config)
 
     def initial(self) -> int:
         return self.target
@@ -474,7 +475,7 @@ class PPOController:
 
     def decide(self, signals: SignalVector) -> int:
         if self.fast is not None and self.fast.owns(signals):  # meta["fast"]'s ramp
-            self.target = self.fast.ramp(self.target, signals, self.config)
+            self.target = self.fast.ramp(self.target, signals)
             return self.target
         self._sync_rules()
         if self.omit > 0:  # the start's slow-start MIs: hold, show the policy nothing
