@@ -2,8 +2,8 @@
 # Round 42: F42 = fast:grow=2,max_rtt_ms=1:ppo beside ppo. Rule 0 gates; rule 1 gen-v7
 # validation (3 runs); rule 2 the LAN situations (2 runs); rule 3 gen-v2 validation's
 # sub-millisecond paths (2 runs). BLOCKS picks which; one block at a time. Rule 4 (the test
-# set) is eval42t.sh, run only if rules 1a, 2 and 3 pass. Rule 7: CAND=fast:ramp=5,max_rtt_ms=1:ppo
-# TAG=f43- (F43), the same blocks.
+# set where it acts, once, 2 runs) is BLOCKS=test, run only if rules 1a, 2 and 3 pass (it never
+# ran this round). Rule 7: CAND=fast:ramp=5,max_rtt_ms=1:ppo TAG=f43- (F43), the same blocks.
 set -uo pipefail
 WT=${WT:-/work/wt/r42}; R=${R:-/work/runs/r42}
 BLOCKS=${BLOCKS:-"gates g7 sit g2"}
@@ -25,5 +25,6 @@ for b in $BLOCKS; do
     g7) ev g7 3 --suite gen-v7 --set validation --reference docs/results/gen-v7-validation ;;
     sit) ev sit 2 --scenario-file configs/sets/situations-lan.txt --reference docs/results/gen-v1-validation ;;
     g2) ev g2 2 --scenario-file configs/sets/gen-v2-lan.txt --reference docs/results/gen-v2-validation ;;
+    test) ev test 2 --scenario-file configs/sets/gen-v2-test-lan.txt --reference docs/results/gen-v2-test ;;
   esac
 done
