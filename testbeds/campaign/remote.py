@@ -195,11 +195,24 @@ class RemoteHost:
                 f"then kill $p; sleep 1; kill -9 $p 2>/dev/null; fi; rm -f {pf}; true"
             )
             prefix = f"echo $$ > {pf}; "
-        proc = await self.conn.create_process(f"{prefix}echo $$; exec {cmd}")
-        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        launch = asyncio.ensure_future(self._launch(cmd, prefix))
         try:
+            return await asyncio.shield(launch)
+        except asyncio.CancelledError:
+            # Cancelled (SIGTERM, Ctrl-C) while the process was starting: the caller will
+            # never hold its handle, so stop it here before passing the cancellation on.
+            with contextlib.suppress(Exception):
+                proc = await asyncio.wait_for(launch, 30)
+                await proc.kill(grace_s=2.0)
+            raise
+
+    async def _launch(self, cmd: str, prefix: str) -> RemoteProcess:
+        proc = await self.conn.create_process(f"{prefix}echo $$; exec {cmd}")
+        line = ""
+        try:
+            line = await asyncio.wait_for(proc.stdout.readline(), 30)
             pid = int(str(line).strip())
-        except ValueError:
+        except (TimeoutError, ValueError):
             proc.close()
             raise RemoteError(f"{self.name}: could not start {cmd!r} (got {line!r})") from None
         return RemoteProcess(self, proc, pid, cmd)

@@ -260,3 +260,56 @@ def test_campaign_runs_is_interrupted_and_resumes(hosts) -> None:
     report = out / "report"
     assert report.is_dir() and any(report.iterdir())
     assert stray_xfer(tb) == []
+
+
+def test_a_start_cancelled_midway_leaves_no_process(hosts) -> None:
+    """A controller cancelled (SIGTERM, Ctrl-C) while ``RemoteHost.start`` is still reading the
+    new process's PID holds no handle to it; ``start`` itself must stop what it launched.
+    The cancel lands at a sweep of delays, 0-117 ms, across the launch (a start and exit of
+    ``true`` takes about 0.12 s here), and no ``sleep`` of the sweep may outlive it."""
+    import asyncio
+
+    from testbeds.campaign.remote import RemoteHost
+    from testbeds.campaign.schema import HostSpec
+
+    tb, d = hosts
+    ns_ip = MGMT["sender"][1]
+    spec = HostSpec(
+        name="tx", host=ns_ip, role="sender", port=SSH_PORT, user="root",
+        key=str(d / "id_ed25519"), known_hosts=str(d / "known_hosts"),
+        workdir=str(d / "remote-cancel"),
+    )  # fmt: skip
+    tag = f"{os.getpid() % 1000:03d}"
+
+    def alive() -> list[str]:
+        pat = f"sleep 6[0-9]\\.{tag}"
+        out = subprocess.run(["pgrep", "-af", pat], capture_output=True, text=True).stdout
+        return out.splitlines()
+
+    async def sweep() -> int:
+        host = await RemoteHost.connect(spec)
+        launched = 0
+        try:
+            t0 = time.perf_counter()
+            await (await host.start("true")).wait(10)
+            print(f"one start and exit: {time.perf_counter() - t0:.3f} s")
+            for k in range(40):
+                task = asyncio.create_task(host.start(f"sleep 6{k % 10}.{tag}{k:03d}"))
+                await asyncio.sleep(k * 0.003)
+                task.cancel()
+                try:
+                    proc = await task
+                except asyncio.CancelledError:
+                    continue
+                launched += 1  # start() won the race: the caller holds the handle
+                await proc.kill(grace_s=2.0)
+        finally:
+            await host.close()
+        return launched
+
+    launched = asyncio.run(sweep())
+    deadline = time.monotonic() + 5
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    print("handles returned:", launched)
+    assert alive() == [], f"left running (of 40 launches, {launched} returned a handle)"
