@@ -4,7 +4,8 @@
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
-(``--suite`` or several ``--scenario``); several files pool their scenarios. Over the
+(``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
+where a scenario is in more than one (:func:`load`). Over the
 scenarios where both have a utility ratio (:class:`VerdictRule` says which are left out):
 
 1. the paired mean difference CAND - BASE (:func:`train.suite_eval.paired`) is > 0 on a
@@ -226,12 +227,51 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
 
 
 def load(paths: str) -> dict[str, Any]:
-    """The scenarios of one or more comma-separated ``xfer evaluate --json`` files, pooled."""
+    """The scenarios of one or more comma-separated ``xfer evaluate --json`` files, pooled.
+
+    A scenario in more than one file (matched by its file stem, so a ``--suite`` run and a
+    ``--scenario-file`` run of the same scenario pool) becomes one row: each policy's runs
+    concatenated and its utility ratio their mean (:func:`pool`). Before round 43 a later file
+    replaced the earlier one's row, silently dropping its runs.
+    """
     out: dict[str, Any] = {}
+    key_of: dict[str, str] = {}  # stem -> the key its first file used
     for p in paths.split(","):
         with open(p) as f:
-            out.update(json.load(f)["scenarios"])
+            scenarios = json.load(f)["scenarios"]
+        for name, row in scenarios.items():
+            stem = PurePath(name).stem
+            if stem in key_of:
+                out[key_of[stem]] = pool(out[key_of[stem]], row, stem)
+            else:
+                key_of[stem] = name
+                out[name] = row
     return out
+
+
+def pool(a: dict[str, Any], b: dict[str, Any], name: str) -> dict[str, Any]:
+    """One scenario's rows from two invocations as one: per policy, the runs of both and a
+    utility ratio that is their mean. Both must be scored against the same best fixed
+    count, and every policy in both must carry its per-run ratios."""
+    ua, ub = a["best_fixed"]["mean_utility"], b["best_fixed"]["mean_utility"]
+    if ua != ub:
+        raise ValueError(
+            f"{name}: the files were scored against different yardsticks ({ua} vs {ub})"
+        )
+    controllers = dict(a["controllers"])
+    for policy, row in b["controllers"].items():
+        if policy not in controllers:
+            controllers[policy] = row
+            continue
+        runs = [controllers[policy].get("run_ratios"), row.get("run_ratios")]
+        if not all(runs) or None in (
+            controllers[policy].get("utility_ratio"),
+            row.get("utility_ratio"),
+        ):
+            raise ValueError(f"{name}: {policy} has no per-run ratios in every file to pool")
+        both = [*runs[0], *runs[1]]
+        controllers[policy] = {"utility_ratio": statistics.fmean(both), "run_ratios": both}
+    return {**a, "controllers": controllers}
 
 
 def main(argv: list[str] | None = None) -> int:

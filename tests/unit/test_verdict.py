@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from train.verdict import VerdictRule, main, verdict
+from train.verdict import VerdictRule, load, main, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE15 = ROOT / "docs/results/issue16-round15/rule15.py"
@@ -167,6 +167,29 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main([str(good), "ppo", "cand"]) == 1
     assert main([str(tmp_path / "missing.json"), "cand", "ppo"]) == 2
     assert "verdict:" in capsys.readouterr().err
+
+
+def test_several_files_pool_a_scenarios_runs(tmp_path: Path) -> None:
+    """Round 43 reads a confirmation block and the block before it as one: a scenario in both
+    files (a suite key and a scenario file's path, the same stem) keeps the runs of both."""
+    first, second, third = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    first.write_text(json.dumps({"scenarios": {
+        "gen-v7-v01": _scn([0.6, 0.8], [0.7, 0.7]), "gen-v7-v02": _scn([0.5], [0.4])}}))  # fmt: skip
+    second.write_text(json.dumps({"scenarios": {
+        "configs/suites/gen-v7/validation/gen-v7-v01.toml": _scn([1.0], [0.4])}}))  # fmt: skip
+    pooled = load(f"{first},{second}")
+    assert sorted(pooled) == ["gen-v7-v01", "gen-v7-v02"]
+    v01 = pooled["gen-v7-v01"]["controllers"]
+    assert v01["cand"]["run_ratios"] == [0.6, 0.8, 1.0]
+    assert v01["cand"]["utility_ratio"] == pytest.approx(0.8)
+    assert v01["ppo"]["utility_ratio"] == pytest.approx(0.6)
+    assert pooled["gen-v7-v02"]["controllers"]["cand"]["run_ratios"] == [0.5]
+    v = verdict(pooled, "cand", "ppo", VerdictRule())
+    assert v.mean_difference == pytest.approx(((0.8 - 0.6) + (0.5 - 0.4)) / 2)
+    # runs scored against another yardstick do not pool
+    third.write_text(json.dumps({"scenarios": {"gen-v7-v01": _scn([1.0], [0.4], ustar=50.0)}}))
+    with pytest.raises(ValueError, match="different yardsticks"):
+        load(f"{first},{third}")
 
 
 def _stored() -> list[tuple[Path, str]]:
