@@ -90,9 +90,20 @@ class FastConfig(RuleConfig):
     configured length, and it decides from the count the ramp left (its target is set to
     it). 0: the inner controller decides on short MIs (as ``grow`` says)."""
 
+    fine: int = 0
+    """> 0 (round 43's F44), with ``ramp``: where the ramp's climb meets its first short MI
+    that is not the best, the short MIs left search on from the best count in steps of
+    ``fine`` streams, below the count that failed, by the same test (each must beat every
+    earlier short MI's utility). At the first that does not, or on reaching the failed count,
+    the count goes back to the best one and the phase ends. A +S ramp from 2 overshoots an
+    optimum of 3-6 at its first step (round 43: gen-v7-v06, best 4, ramped 2, 7 -> 2 and then
+    held 1-2 streams). 0: the ramp ends at that first MI (F43)."""
+
     def __post_init__(self) -> None:
         if (
             self.ramp < 0
+            or self.fine < 0
+            or (self.fine and not self.ramp)
             or self.mis < 0
             or self.div < 1
             or self.max_rtt_ms < 0
@@ -101,9 +112,9 @@ class FastConfig(RuleConfig):
         ):
             raise ValueError(
                 "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0, grow 0, 1 "
-                f"or 2 and ramp >= 0, got mis={self.mis}, div={self.div}, max_rtt_ms="
-                f"{self.max_rtt_ms}, min_rtts={self.min_rtts}, grow={self.grow}, "
-                f"ramp={self.ramp}"
+                f"or 2, ramp >= 0 and fine >= 0 (only with ramp), got mis={self.mis}, div="
+                f"{self.div}, max_rtt_ms={self.max_rtt_ms}, min_rtts={self.min_rtts}, grow="
+                f"{self.grow}, ramp={self.ramp}, fine={self.fine}"
             )
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
@@ -147,6 +158,9 @@ class FastPhase:
         """``ramp``: the ramp has ended (a short MI not the best, or ``max_streams``); the
         short MIs left hold the count. The phase's own end (its last short MI) does not end
         the ramp: that MI's decision is still the ramp's."""
+        self.ceiling: int | None = None
+        """``fine``: the count whose short MI ended the climb; the fine search stays below it
+        (``None``: still climbing)."""
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
         got = mi_s if self.over else self.cfg.length(k, min_rtt_ms, mi_s)
@@ -175,11 +189,19 @@ class FastPhase:
         u = utility_of(signals)
         if self.best is None or u > self.best[0]:
             self.best = (u, current)
-            up = self.config.clip(current + self.cfg.ramp)
-            if up == current:  # at max_streams: nothing left to ramp
+            step = self.cfg.ramp if self.ceiling is None else self.cfg.fine
+            up = self.config.clip(current + step)
+            if self.ceiling is not None and up >= self.ceiling:
+                up = current  # the fine search reached the count that failed
+            if up == current:  # at max_streams (or the ceiling): nothing left to ramp
                 self.ramped = self.over = True
             return up
-        self.ramped = self.over = True  # the first short MI that is not the best: back to it
+        if self.cfg.fine and self.ceiling is None:  # the climb's first miss: search below it
+            self.ceiling = current
+            up = self.best[1] + self.cfg.fine
+            if up < current:
+                return up
+        self.ramped = self.over = True  # a short MI that is not the best: back to the best
         return self.best[1]
 
     def step(self, current: int, proposed: int, signals: SignalVector) -> int:
@@ -195,7 +217,7 @@ class FastPhase:
 
 
 class Fast(Wrapper):
-    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G,ramp=S][:INNER]`` (INNER default
+    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G,ramp=S,fine=F][:INNER]`` (INNER default
     ppo): INNER's decisions, taken every mi/D for the first K MIs on a path of at most M ms
     (8, 4, 1, 50, 0, 0); with S > 0 those MIs are a ramp of S streams per MI instead. With G=2
     or S > 0 INNER must have a ``target`` (it is set to the count held or ramped to)."""

@@ -193,6 +193,32 @@ def test_ramp_owns_the_short_mis_and_hands_the_inner_controller_its_count() -> N
         FastConfig.parse("ramp=-1")
 
 
+def test_fine_searches_below_the_count_that_ended_the_climb() -> None:
+    """ramp=5,fine=1 (F44): the climb's first short MI that is not the best (7 here) starts a
+    search from the best count (2) in steps of one, each judged as the climb's were; it ends
+    at the first that is not the best (back to the best) or below the count that failed."""
+    lossy = {n: 0.2 for n in range(5, 20)}
+    got, lengths, c = clocked("fast:ramp=5,fine=1:test-lossstep", lossy, mis=9)
+    # 7 loses to 2: search 3, 4 (both beat); 5 loses: back to 4; MI 6 (sized before): held;
+    # the inner controller from 4 on 1-s MIs (no loss at 4: +5; loss at 9: -5)
+    assert got == [2, 7, 3, 4, 5, 4, 4, 9, 4]
+    assert lengths == [0.25] * 6 + [1.0] * 3
+    assert c.inner.seen == [1.0] * 3  # type: ignore[attr-defined]
+    # the search reaches the failed count from below: it stops one short of it
+    got, lengths, _ = clocked("fast:ramp=5,fine=1:test-lossstep", {7: 0.2}, mis=8)
+    assert got[:7] == [2, 7, 3, 4, 5, 6, 6] and lengths == [0.25] * 7 + [1.0]
+    # a climb that never misses never searches: F43's ramp
+    assert (
+        clocked("fast:ramp=5,fine=1:test-lossstep", {}, mis=10)[0]
+        == clocked("fast:ramp=5:test-lossstep", {}, mis=10)[0]
+    )
+    # where best + fine reaches the failed count there is nothing to search: F43's return
+    f43 = clocked("fast:ramp=5:test-lossstep", {12: 0.2}, mis=7)[:2]
+    assert clocked("fast:ramp=5,fine=5:test-lossstep", {12: 0.2}, mis=7)[:2] == f43
+    with pytest.raises(ValueError, match="fine >= 0 \\(only with ramp\\)"):
+        FastConfig.parse("fine=1")
+
+
 def test_the_ramp_moves_a_rule_inside_it_too() -> None:
     """A rule between ``fast`` and its policy (``warmup``) counts from the ramp's count, so
     the policy's first own add is judged as an add from there, not from the initial count."""
