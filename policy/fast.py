@@ -99,11 +99,22 @@ class FastConfig(RuleConfig):
     optimum of 3-6 at its first step (round 43: gen-v7-v06, best 4, ramped 2, 7 -> 2 and then
     held 1-2 streams). 0: the ramp ends at that first MI (F43)."""
 
+    settle: int = 0
+    """1 (round 43's F45), with ``ramp``: a short MI run at a count other than the short MI's
+    before it is not judged; the count holds for one more short MI, and that one is. The MI
+    after a change carries the last count's queue and loss: round 43's F44 runs on gen-v7-v06
+    read 5-11 % loss and an RTT ratio of 330-480 in the quarter MI at 3 streams right after one
+    at 7, and went back to 2, where 3 streams read 50-52 on their first 1-s MI (2 streams:
+    35). The transfer's first MI is judged (nothing came before it). 0: every short MI is
+    judged (F43, F44)."""
+
     def __post_init__(self) -> None:
         if (
             self.ramp < 0
             or self.fine < 0
             or (self.fine and not self.ramp)
+            or self.settle not in (0, 1)
+            or (self.settle and not self.ramp)
             or self.mis < 0
             or self.div < 1
             or self.max_rtt_ms < 0
@@ -112,9 +123,10 @@ class FastConfig(RuleConfig):
         ):
             raise ValueError(
                 "fast: needs mis >= 0, div >= 1, max_rtt_ms >= 0, min_rtts >= 0, grow 0, 1 "
-                f"or 2, ramp >= 0 and fine >= 0 (only with ramp), got mis={self.mis}, div="
-                f"{self.div}, max_rtt_ms={self.max_rtt_ms}, min_rtts={self.min_rtts}, grow="
-                f"{self.grow}, ramp={self.ramp}, fine={self.fine}"
+                f"or 2, ramp >= 0, fine >= 0 and settle 0 or 1 (both only with ramp), got mis="
+                f"{self.mis}, div={self.div}, max_rtt_ms={self.max_rtt_ms}, min_rtts="
+                f"{self.min_rtts}, grow={self.grow}, ramp={self.ramp}, fine={self.fine}, "
+                f"settle={self.settle}"
             )
 
     def length(self, k: int, min_rtt_ms: float | None, mi_s: float) -> float:
@@ -158,6 +170,8 @@ class FastPhase:
         """``ramp``: the ramp has ended (a short MI not the best, or ``max_streams``); the
         short MIs left hold the count. The phase's own end (its last short MI) does not end
         the ramp: that MI's decision is still the ramp's."""
+        self.last_count: int | None = None
+        """``settle``: the count the last short MI ran (``None`` before the first)."""
         self.ceiling: int | None = None
         """``fine``: the count whose short MI ended the climb; the fine search stays below it
         (``None``: still climbing)."""
@@ -185,6 +199,10 @@ class FastPhase:
         """``ramp``: the count for the next MI after a short MI run at ``current``. A short
         MI after the ramp ended (sized before it ended) holds the count."""
         if self.ramped:
+            return current
+        changed = self.last_count is not None and current != self.last_count
+        self.last_count = current
+        if self.cfg.settle and changed:  # it carries the last count's queue: judge the next
             return current
         u = utility_of(signals)
         if self.best is None or u > self.best[0]:
@@ -217,10 +235,11 @@ class FastPhase:
 
 
 class Fast(Wrapper):
-    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G,ramp=S,fine=F][:INNER]`` (INNER default
-    ppo): INNER's decisions, taken every mi/D for the first K MIs on a path of at most M ms
-    (8, 4, 1, 50, 0, 0); with S > 0 those MIs are a ramp of S streams per MI instead. With G=2
-    or S > 0 INNER must have a ``target`` (it is set to the count held or ramped to)."""
+    """``fast[:mis=K,div=D,max_rtt_ms=M,min_rtts=R,grow=G,ramp=S,fine=F,settle=1][:INNER]``
+    (INNER default ppo): INNER's decisions, taken every mi/D for the first K MIs on a path of
+    at most M ms (8, 4, 1, 50, 0, 0); with S > 0 those MIs are a ramp of S streams per MI
+    instead (``fine`` and ``settle``: :class:`FastConfig`). With G=2 or S > 0 INNER must have
+    a ``target`` (it is set to the count held or ramped to)."""
 
     name = "fast"
 

@@ -235,3 +235,15 @@ def test_fast_ramp_owns_the_short_mis_and_the_policy_sees_none(recv) -> None:
     assert shown and all(e["mi_s"] > 0.3 for e in shown), [e["mi_s"] for e in shown]
     assert shown[0]["streams"] == 12, got  # the inner controller starts from the ramp's count
     assert got[-1][1] < 12, got  # and its answers are taken
+
+
+def test_fast_ramp_settle_runs_each_new_count_twice_before_judging_it(recv) -> None:
+    """`fast:ramp=5,settle=1` on loopback: each count the ramp moves to runs a second short MI
+    before it is judged (2, 7, 7, 12, 12 here, capped at 12), and the inner controller is
+    shown only MIs of the configured length."""
+    policy = "fast:ramp=5,settle=1:stdin:timeout=5,initial=2"
+    got, shown = steered(recv[0], policy, iter(range(10, 0, -1)), "--max-streams", "12")
+    short = [n for mi, n in got if mi < 0.25]
+    assert short[:5] == [2, 7, 7, 12, 12], got
+    assert shown and all(e["mi_s"] > 0.3 for e in shown), [e["mi_s"] for e in shown]
+    assert shown[0]["streams"] == 12, got

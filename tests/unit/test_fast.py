@@ -3,6 +3,8 @@ the inner controller's decisions unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from policy.base import Controller, ControllerConfig, make_controller, mi_length, register
@@ -108,12 +110,18 @@ register("test-lossstep", LossStep)
 
 
 def clocked(
-    spec: str, loss: dict[int, float], rtt: float = 0.05, mis: int = 10, most: int = 64
+    spec: str,
+    loss: dict[int, float] | Callable[[int, int | None], float],
+    rtt: float = 0.05,
+    mis: int = 10,
+    most: int = 64,
 ) -> tuple[list[int], list[float], Controller]:
     """``spec`` run as the engine runs it: MI k+1's length is asked as MI k ends, before MI
     k's decision (the decider thread); MI k's signal vector is measured over its length, with
-    ``loss[n]`` at n streams. Returns the count and the length of each MI, and the controller."""
+    ``loss[n]`` at n streams (or ``loss(n, the count of the MI before)``). Returns the count
+    and the length of each MI, and the controller."""
     c = make_controller(spec, ControllerConfig(max_streams=most))
+    lost = loss if callable(loss) else (lambda n, _before: loss.get(n, 0.0))
     n, out, lengths = c.initial(), [], []
     mi = mi_length(c, 1, rtt, 1.0)
     for k in range(1, mis + 1):
@@ -127,7 +135,7 @@ def clocked(
                 streams=n,
                 throughput_bps=n * 1e8,
                 goodput_bps=n * 1e8,
-                loss_rate=loss.get(n, 0.0),
+                loss_rate=lost(n, out[-2] if len(out) > 1 else None),
                 rtt_ms=rtt,
                 min_rtt_ms=rtt,
                 rtt_gradient=0.0,
@@ -215,8 +223,40 @@ def test_fine_searches_below_the_count_that_ended_the_climb() -> None:
     # where best + fine reaches the failed count there is nothing to search: F43's return
     f43 = clocked("fast:ramp=5:test-lossstep", {12: 0.2}, mis=7)[:2]
     assert clocked("fast:ramp=5,fine=5:test-lossstep", {12: 0.2}, mis=7)[:2] == f43
-    with pytest.raises(ValueError, match="fine >= 0 \\(only with ramp\\)"):
+    with pytest.raises(ValueError, match="only with ramp"):
         FastConfig.parse("fine=1")
+
+
+def test_settle_judges_a_count_on_its_second_short_mi() -> None:
+    """settle=1 (F45): a short MI at a count other than the one before it carries that count's
+    queue, so it is not judged; the count runs one more short MI and that one is. Here every
+    MI after a change loses (a join burst going up, a queue draining going down) and 5 or
+    more streams lose for good: F44 takes every drain for a miss and goes back to 2; F45
+    searches 3 and 4 on their second MIs and hands the policy 4."""
+
+    def lossy(n: int, before: int | None) -> float:
+        return 0.2 if n >= 5 or (before is not None and before != n) else 0.0
+
+    f44, lengths44, _ = clocked("fast:ramp=5,fine=1:test-lossstep", lossy, mis=8)
+    assert f44[:5] == [2, 7, 3, 2, 2] and lengths44 == [0.25] * 4 + [1.0] * 4
+    spec = "fast:mis=12,ramp=5,fine=1,settle=1:test-lossstep"
+    got, lengths, c = clocked(spec, lossy, mis=12)
+    # 2 judged; 7 twice (the second loses: its own loss); 3 twice, 4 twice (both beat); 5
+    # twice (loses): back to 4; one more short MI (sized before) at 4; the policy from 4 on
+    # 1-s MIs
+    assert got[:11] == [2, 7, 7, 3, 3, 4, 4, 5, 5, 4, 4]
+    assert lengths == [0.25] * 10 + [1.0] * 2
+    assert c.phase.best[1] == 4 and c.inner.seen == [1.0] * 2  # type: ignore[attr-defined]
+    # with the default 8 short MIs the phase ends on 5's first MI: the policy decides from 5
+    # on 1-s MIs (as F43 hands over the count after its last judged one)
+    got8 = clocked("fast:ramp=5,fine=1,settle=1:test-lossstep", lossy, mis=9)[0]
+    assert got8[:9] == [2, 7, 7, 3, 3, 4, 4, 5, 5]
+    # without a change there is nothing to settle: the first MI is judged, and a ramp that
+    # never misses runs each count twice
+    up = clocked("fast:ramp=5,settle=1:test-lossstep", {}, mis=10)[0]
+    assert up == [2, 7, 7, 12, 12, 17, 17, 22, 22, 27]
+    with pytest.raises(ValueError, match="settle 0 or 1"):
+        FastConfig.parse("settle=1")
 
 
 def test_the_ramp_moves_a_rule_inside_it_too() -> None:

@@ -198,6 +198,7 @@ def test_ships_an_ensemble_with_fast_that_ppo_applies_itself(tmp_path: Path) -> 
         "grow": 0,
         "ramp": 0,
         "fine": 0,
+        "settle": 0,
     }
     for path in (((1, 0.07), (8, 0.9), (9, 0.07), (10, 0.07)), ((1, 40.0), (2, 0.07)),
                  ((1, None), (2, 0.07)), ((1, 0.07), (2, 0.07))):  # fmt: skip
@@ -248,6 +249,12 @@ def test_a_shipped_fast_with_grow_decides_as_fast_around_the_bundle(tmp_path: Pa
     around = clocked(f"fast:ramp=5,fine=1:ppo:{plain}", loss, mis=12)
     assert inside[:2] == around[:2] and inside[0][:7] == [2, 7, 12, 17, 13, 14, 15]
     assert inside[2].fast.best[1] == 14  # type: ignore[attr-defined]
+    # ramp=5,fine=1,settle=1 (F45): the same, each count judged on its second short MI
+    dest = tmp_path / "settle.pt"
+    ship_ensemble(members, dest, note="fast", fast=FastConfig(ramp=5, fine=1, settle=1))
+    inside = clocked(f"ppo:{dest}", loss, mis=12)
+    around = clocked(f"fast:ramp=5,fine=1,settle=1:ppo:{plain}", loss, mis=12)
+    assert inside[:2] == around[:2] and inside[0][:8] == [2, 7, 7, 12, 12, 17, 17, 13]
 
 
 def test_the_shipped_file_decides_as_its_record_says() -> None:
