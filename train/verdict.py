@@ -2,6 +2,7 @@
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
+        [--aa AA.json A B]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
@@ -29,6 +30,13 @@ to be no more than MARGIN worse, not only if it is better. Rule 2 is unchanged.
 (validation) or >= M (test). Round 27's A/A (the shipped policy beside an identical copy
 listed first, 3 runs, ten long-path scenarios) read +0.044 +- 0.019, which passes "> 0": on
 such a set a difference below that reading is not evidence of anything.
+``noise`` (round 43) floors rule 1's standard error with an A/A block's reading: four
+scenarios at two runs can show a paired SE of 0.014 while an identical pair on the same set
+differs by 0.07 per scenario (round 43's gen-v2-lan). :func:`aa_noise` takes the root mean
+square of an identical pair's per-scenario differences (its mean counts as noise too: a
+listing-order effect is no evidence either), and the SE used becomes
+``max(observed, noise * sqrt(noise_runs / runs) / sqrt(n))`` for a candidate with ``runs``
+runs per scenario over ``n`` scenarios. Without ``noise`` nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -63,6 +71,11 @@ class VerdictRule:
     """Rule 1 as non-inferiority (module docstring): paired difference - 2 SE >= -this."""
     margin: float = 0.0
     """Rule 1's bar: the paired difference must exceed this (module docstring)."""
+    noise: float | None = None
+    """An identical pair's RMS per-scenario difference on this set (:func:`aa_noise`);
+    floors the standard error (module docstring). None: the observed SE alone."""
+    noise_runs: int = 2
+    """How many runs per scenario the A/A block that measured ``noise`` had."""
     exclude: frozenset[str] = frozenset()
     """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
     ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
@@ -76,6 +89,8 @@ class VerdictRule:
             raise ValueError("noninferior must be >= 0 and is a validation rule (not with test)")
         if self.margin < 0 or (self.margin and self.noninferior is not None):
             raise ValueError("margin must be >= 0 and is not a non-inferiority rule's")
+        if (self.noise is not None and self.noise < 0) or self.noise_runs < 1:
+            raise ValueError("noise must be >= 0 and noise_runs >= 1")
 
 
 @dataclass(frozen=True)
@@ -103,12 +118,17 @@ class Verdict:
     """In rule 1, not in rule 2: their runs disagree by more than ``agree``."""
     mean_difference: float
     standard_error: float | None
+    """The SE rule 1 uses: the observed one, floored by ``rule.noise`` when it is set."""
     higher: int
     lower: int
     cand_mean: float
     base_mean: float
     cand_min: float
     base_min: float
+    observed_se: float | None = None
+    """The paired differences' own standard error (None with one scenario)."""
+    noise_se: float | None = None
+    """The floor from ``rule.noise`` (None without it)."""
 
     @property
     def paired_ok(self) -> bool:
@@ -151,6 +171,9 @@ class Verdict:
                 f"{self.rule.agree:g} (runs disagree: {self.noisy or 'none'})"
             )
         se = "n/a" if self.standard_error is None else f"{self.standard_error:.3f}"
+        if self.noise_se is not None:
+            obs = "n/a" if self.observed_se is None else f"{self.observed_se:.3f}"
+            se += f" (observed {obs}, A/A floor {self.noise_se:.3f})"
         if self.rule.noninferior is not None and self.standard_error is not None:
             low = self.mean_difference - 2 * self.standard_error
             scope += (
@@ -210,13 +233,21 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
     # if no scenario's runs agree, the minimum is judged over all of them (as without agree)
     judged = [r for r in rows if r.agrees(rule.agree)] or rows
     noisy = [r.name for r in rows if r not in judged]
+    observed = p["standard_error"]
+    se, floor = observed, None
+    if rule.noise is not None:
+        runs = statistics.median(len(r.cand_runs) or 1 for r in rows)
+        floor = rule.noise * (rule.noise_runs / runs) ** 0.5 / len(rows) ** 0.5
+        se = floor if observed is None else max(observed, floor)
     return Verdict(
         rule=rule,
         rows=rows,
         excluded=sorted(excluded),
         noisy=noisy,
         mean_difference=p["mean_difference"],
-        standard_error=p["standard_error"],
+        standard_error=se,
+        observed_se=observed,
+        noise_se=floor,
         higher=p["higher"],
         lower=p["lower"],
         cand_mean=statistics.fmean(r.cand for r in rows),
@@ -224,6 +255,28 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
         cand_min=min(r.cand for r in judged),
         base_min=min(r.base for r in judged),
     )
+
+
+def aa_noise(
+    scenarios: dict[str, Any], a: str, b: str, min_ustar: float | None = None
+) -> tuple[float, int, int]:
+    """An A/A block's noise: ``(rms, runs, n)``, the root mean square of ``a - b`` over the
+    ``n`` scenarios where both names (one policy) have a ratio and U* >= ``min_ustar``, and
+    the median number of runs behind each ratio. Raises ValueError if there is none."""
+    diffs, runs = [], []
+    for row in scenarios.values():
+        c = row["controllers"]
+        x, y = (c.get(a) or {}).get("utility_ratio"), (c.get(b) or {}).get("utility_ratio")
+        if x is None or y is None:
+            continue
+        if min_ustar is not None and row["best_fixed"]["mean_utility"] < min_ustar:
+            continue
+        diffs.append(x - y)
+        runs.append(len(c[a].get("run_ratios") or []) or 1)
+    if not diffs:
+        raise ValueError(f"A/A: no scenario where both {a!r} and {b!r} have a ratio")
+    rms = statistics.fmean(d * d for d in diffs) ** 0.5
+    return rms, int(statistics.median(runs)), len(diffs)
 
 
 def load(paths: str) -> dict[str, Any]:
@@ -290,15 +343,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="rule 1: paired difference > M (an A/A margin)")  # fmt: skip
     ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
     ap.add_argument("--exclude", nargs="*", default=[], help="scenario keys or file stems")
+    ap.add_argument("--aa", nargs=3, metavar=("AA.json", "A", "B"), default=None,
+                    help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
     a = ap.parse_args(argv)
     try:
+        noise, noise_runs, aa_note = None, 2, ""
+        if a.aa:
+            noise, noise_runs, n = aa_noise(load(a.aa[0]), a.aa[1], a.aa[2], a.min_ustar)
+            aa_note = f"A/A {a.aa[0]}: RMS {noise:.3f} over {n} scenarios at {noise_runs} runs"
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
                            agree=a.agree, noninferior=a.noninferior, margin=a.margin,
-                           exclude=frozenset(a.exclude))  # fmt: skip
+                           exclude=frozenset(a.exclude), noise=noise,
+                           noise_runs=noise_runs)  # fmt: skip
         v = verdict(load(a.result), a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)
         return 2
+    if aa_note:
+        print(aa_note)
     print(v.report())
     return 0 if v.ok else 1
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from train.verdict import VerdictRule, load, main, verdict
+from train.verdict import VerdictRule, aa_noise, load, main, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE15 = ROOT / "docs/results/issue16-round15/rule15.py"
@@ -190,6 +190,47 @@ def test_several_files_pool_a_scenarios_runs(tmp_path: Path) -> None:
     third.write_text(json.dumps({"scenarios": {"gen-v7-v01": _scn([1.0], [0.4], ustar=50.0)}}))
     with pytest.raises(ValueError, match="different yardsticks"):
         load(f"{first},{third}")
+
+
+def test_an_a_a_blocks_noise_floors_the_standard_error(tmp_path: Path) -> None:
+    """Round 43: four scenarios that each read -0.04 show an SE near 0, so non-inferiority
+    at 0.05 passes; an identical pair that differed by 0.07 per scenario on the same set at
+    the same run count says the bound is really -0.04 - 2 * 0.035 and fails it."""
+    aa = {
+        "x": _scn([0.90, 0.94], [0.97, 1.01]),  # -0.07
+        "y": _scn([1.05, 1.07], [0.98, 1.00]),  # +0.07
+        "z": _scn([0.60, 0.62], [0.67, 0.69]),  # -0.07
+        "w": _scn([0.80, 0.80], [0.73, 0.73]),  # +0.07
+        "tiny": _scn([5.0, 5.0], [0.0, 0.0], ustar=1.0),  # left out by min_ustar
+    }
+    rms, runs, n = aa_noise(aa, "cand", "ppo", min_ustar=10)
+    assert (rms, runs, n) == (pytest.approx(0.07), 2, 4)
+    cand = {k: _scn([v - d, v - d], [v, v]) for k, v, d in
+            (("a", 0.9, 0.040), ("b", 1.0, 0.041), ("c", 0.8, 0.039), ("d", 0.95, 0.040))}  # fmt: skip
+    plain = verdict(cand, "cand", "ppo", VerdictRule(noninferior=0.05))
+    assert plain.ok and plain.standard_error == pytest.approx(0.000408, abs=1e-5)
+    floored = verdict(cand, "cand", "ppo", VerdictRule(noninferior=0.05, noise=rms, noise_runs=2))
+    assert not floored.ok
+    assert floored.noise_se == pytest.approx(0.035) and floored.standard_error == floored.noise_se
+    assert floored.observed_se == plain.standard_error
+    assert "(observed 0.000, A/A floor 0.035)" in floored.report()
+    # eight runs per scenario against an A/A block of two: the floor halves
+    eight = {k: _scn(r["controllers"]["cand"]["run_ratios"] * 4,
+                     r["controllers"]["ppo"]["run_ratios"] * 4) for k, r in cand.items()}  # fmt: skip
+    v8 = verdict(eight, "cand", "ppo", VerdictRule(noninferior=0.05, noise=rms, noise_runs=2))
+    assert v8.noise_se == pytest.approx(0.0175)
+    # a larger observed SE stands
+    wide = verdict(aa, "cand", "ppo", VerdictRule(noise=0.001, min_ustar=10))
+    assert wide.standard_error == wide.observed_se > wide.noise_se
+    # and the CLI reads the A/A file
+    (tmp_path / "aa.json").write_text(json.dumps({"scenarios": aa}))
+    (tmp_path / "c.json").write_text(json.dumps({"scenarios": cand}))
+    args = [str(tmp_path / "c.json"), "cand", "ppo", "--noninferior", "0.05", "--min-ustar", "10"]
+    assert main(args) == 0
+    assert main([*args, "--aa", str(tmp_path / "aa.json"), "cand", "ppo"]) == 1
+    assert main([*args, "--aa", str(tmp_path / "aa.json"), "nobody", "ppo"]) == 2
+    with pytest.raises(ValueError, match="noise"):
+        VerdictRule(noise=-0.1)
 
 
 def _stored() -> list[tuple[Path, str]]:
