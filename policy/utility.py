@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeVar
 
 from policy.signals import SignalVector
 
-Values = TypeVar("Values", float, npt.NDArray[np.float64])
+if TYPE_CHECKING:  # numpy only for the annotation: the engine's send path never loads it
+    import numpy as np
+    import numpy.typing as npt
+
+Values = TypeVar("Values", float, "npt.NDArray[np.float64]")
 """A float, or a numpy array of them (the simulator evaluates many environments at once)."""
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xfer.config import ReceiverConfig, SenderConfig
 from xfer.observe.interval import Interval
-from xfer.rx.receiver import Receiver as _Receiver
 from xfer.tx.sender import Sender
+
+if TYPE_CHECKING:  # the receiver's modules load when one is built, not on every send
+    from xfer.rx.receiver import Receiver as _Receiver
 
 __all__ = ["Interval", "Receiver", "send", "send_async", "transfer"]
 
@@ -74,7 +76,9 @@ class Receiver:
     """A receiver you start and stop from Python; it serves in a background thread."""
 
     def __init__(self, root: str, listen: str = "127.0.0.1:0", **options: Any) -> None:
-        self._rx = _Receiver(ReceiverConfig(root=root, listen=listen, **options))
+        from xfer.rx.receiver import Receiver as _Receiver
+
+        self._rx: _Receiver = _Receiver(ReceiverConfig(root=root, listen=listen, **options))
 
     def start(self) -> tuple[str, int]:
         """Start serving; returns the bound (host, port)."""
