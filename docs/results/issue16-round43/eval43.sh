@@ -23,6 +23,7 @@ ev() {  # NAME RUNS ARGS... (NAME prefixed by TAG)
 for b in $BLOCKS; do
   case $b in
     g7) ev g7 5 --scenario-file configs/sets/gen-v7-lan.txt --reference docs/results/gen-v7-validation ;;
+    sitall) ev sitall 2 --scenario-file configs/sets/situations.txt --reference docs/results/gen-v1-validation ;;  # rule 9
     sit) ev sit 2 --scenario-file configs/sets/situations-lan.txt --reference docs/results/gen-v1-validation ;;
     g2) ev g2 2 --scenario-file configs/sets/gen-v2-lan.txt --reference docs/results/gen-v2-validation ;;
     test) ev test 2 --scenario-file configs/sets/gen-v2-test-lan.txt --reference docs/results/gen-v2-test ;;
