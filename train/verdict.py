@@ -236,7 +236,7 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
     observed = p["standard_error"]
     se, floor = observed, None
     if rule.noise is not None:
-        runs = statistics.median(len(r.cand_runs) or 1 for r in rows)
+        runs = _runs_per_scenario(rows)
         floor = rule.noise * (rule.noise_runs / runs) ** 0.5 / len(rows) ** 0.5
         se = floor if observed is None else max(observed, floor)
     return Verdict(
@@ -257,26 +257,24 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
     )
 
 
+def _runs_per_scenario(rows: list[Row]) -> float:
+    """The median number of runs behind a row's CAND ratio (1 where none are listed)."""
+    return statistics.median(len(r.cand_runs) or 1 for r in rows)
+
+
 def aa_noise(
     scenarios: dict[str, Any], a: str, b: str, min_ustar: float | None = None
 ) -> tuple[float, int, int]:
     """An A/A block's noise: ``(rms, runs, n)``, the root mean square of ``a - b`` over the
-    ``n`` scenarios where both names (one policy) have a ratio and U* >= ``min_ustar``, and
-    the median number of runs behind each ratio. Raises ValueError if there is none."""
-    diffs, runs = [], []
-    for row in scenarios.values():
-        c = row["controllers"]
-        x, y = (c.get(a) or {}).get("utility_ratio"), (c.get(b) or {}).get("utility_ratio")
-        if x is None or y is None:
-            continue
-        if min_ustar is not None and row["best_fixed"]["mean_utility"] < min_ustar:
-            continue
-        diffs.append(x - y)
-        runs.append(len(c[a].get("run_ratios") or []) or 1)
-    if not diffs:
-        raise ValueError(f"A/A: no scenario where both {a!r} and {b!r} have a ratio")
-    rms = statistics.fmean(d * d for d in diffs) ** 0.5
-    return rms, int(statistics.median(runs)), len(diffs)
+    ``n`` rows :func:`verdict` keeps for the pair (both names of one policy have a ratio,
+    U* >= ``min_ustar``), and the median number of runs behind each ratio. Raises
+    ValueError if there is none."""
+    try:
+        rows = verdict(scenarios, a, b, VerdictRule(min_ustar=min_ustar)).rows
+    except ValueError as e:
+        raise ValueError(f"A/A: {e}") from None
+    rms = statistics.fmean((r.cand - r.base) ** 2 for r in rows) ** 0.5
+    return rms, int(_runs_per_scenario(rows)), len(rows)
 
 
 def load(paths: str) -> dict[str, Any]:

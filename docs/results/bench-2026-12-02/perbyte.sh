@@ -1,4 +1,5 @@
-# usage: perbyte.sh COMMIT -> prints commit, user CPU (s) of a 1 MB send and of a 3 GB send (N=4), 3 each
+# usage: [N=4] perbyte.sh COMMIT -> prints commit, user+sys CPU (s) of 3 sends of 1 MB and of
+# 3 GB at N streams, from a worktree of COMMIT, to a receiver of the same engine
 set -u
 c=$1; d=/work/wt/bis-$c
 [ -d $d ] || git -C /work/main worktree add -q --detach $d $c
