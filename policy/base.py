@@ -75,6 +75,7 @@ _BUILTIN: dict[str, str] = {
     "warmup": "policy.warmup:Warmup",
     "ensemble": "policy.ensemble:Ensemble",
     "exo": "policy.exo:Exo",
+    "ledger": "policy.ledger:LedgerWrapper",
     "start": "policy.start:Start",
     "fast": "policy.fast:Fast",
     "stdin": "policy.external:StdinController",

@@ -1,0 +1,137 @@
+"""ledger[:KEY=VALUE,...][:INNER]: retreats into a count just measured as worse are refused or
+undone; adds, and retreats that pay, go through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from policy.base import ControllerConfig, make_controller, register
+from policy.ledger import Ledger, LedgerConfig, LedgerWrapper
+from policy.signals import SignalVector
+
+
+def _mi(t: int, n: int, thr_mbps: float, loss: float, min_rtt_ms: float = 0.05) -> SignalVector:
+    return SignalVector(
+        t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr_mbps * 1e6,
+        goodput_bps=thr_mbps * 1e6, loss_rate=loss, rtt_ms=1.0, min_rtt_ms=min_rtt_ms,
+        rtt_gradient=0.0, rtt_ratio=1.2,
+    )  # fmt: skip
+
+
+def shared_lan(n: int) -> tuple[float, float]:
+    """hand-lan-reno's shape: 600 Mbit/s shared with 5 reno streams that hold 5 % loss at any
+    count of ours; our share is n / (n + 5). U(1) = 48, U(2) = 78, U(3) = 98, U(4) = 113."""
+    return 600 * n / (n + 5), 0.05
+
+
+def own_loss_lan(n: int) -> tuple[float, float]:
+    """A LAN where one stream fills the link and every further one only adds loss (ours)."""
+    return 900.0, 0.002 * (n - 1) ** 2
+
+
+class Script:
+    """An inner controller that proposes a fixed list of counts, then insists on the last one
+    (as a policy that keeps asking for a retreat); it has a target (what a wrapper moves)
+    and counts its decisions."""
+
+    name = "script"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.plan = [int(x) for x in args.split("-")] if args else []
+        self.target = self.plan.pop(0) if self.plan else 2
+        self.seen = 0
+
+    def initial(self) -> int:
+        return self.target
+
+    def decide(self, signals: SignalVector) -> int:
+        self.seen += 1
+        self.wish = self.plan.pop(0) if self.plan else getattr(self, "wish", self.target)
+        self.target = self.wish
+        return self.target
+
+
+register("script", Script)
+
+
+def run(spec: str, world: Callable[[int], tuple[float, float]], mis: int) -> tuple[list[int], object]:
+    c = make_controller(spec, ControllerConfig(max_streams=64))
+    n, out = c.initial(), []
+    for t in range(mis):
+        out.append(n)
+        thr, loss = world(n)
+        n = c.decide(_mi(t, n, thr, loss))
+    return out, c
+
+
+def test_a_retreat_into_a_count_measured_worse_is_refused_where_others_cause_the_loss() -> None:
+    # The inner walks 1 -> 2 -> 3 -> 4, then asks to go back to 1 and holds that wish.
+    path, c = run("ledger:script:1-2-3-4-4-1", shared_lan, 10)
+    assert path[:5] == [1, 2, 3, 4, 4]
+    assert path[5:] == [4, 4, 4, 4, 4]  # 1 read 48 against 4's 113: refused every MI
+    assert c.rule.vetoes >= 4 and c.rule.undos == 0  # type: ignore[attr-defined]
+    assert c.target == 4  # the inner's target was moved back after each refusal
+    assert c.inner.seen == 10  # type: ignore[attr-defined]  # and saw every MI
+
+
+def test_a_retreat_into_an_unmeasured_count_is_taken_then_undone_when_it_loses() -> None:
+    # From 4 (after 2 -> 7 -> 4: no entry for 3, 2's is stale) the inner asks 3: taken, then
+    # the MI at 3 reads 98 against 4's 113 (more than 10 % below): back to 4.
+    path, c = run("ledger:ttl=2:script:2-4-4-4-4-3-3", shared_lan, 9)
+    assert path[:6] == [2, 4, 4, 4, 4, 3]
+    assert path[6] == 4 and c.rule.undos == 1  # type: ignore[attr-defined]
+    # and now 3's entry is fresh and worse, so the inner's insisting 3 is refused
+    assert path[7:] == [4, 4] and c.rule.vetoes >= 1  # type: ignore[attr-defined]
+
+
+def test_a_retreat_that_cures_our_own_loss_is_kept() -> None:
+    # One stream is right: 4 streams lose 1.8 % (U 753), 1 stream loses none (U 882).
+    path, c = run("ledger:script:4-4-4-1", own_loss_lan, 8)
+    assert path == [4, 4, 4, 1, 1, 1, 1, 1]
+    assert c.rule.vetoes == 0 and c.rule.undos == 0  # type: ignore[attr-defined]
+
+
+def test_adds_are_never_refused_by_default_and_are_with_up() -> None:
+    # 1 is best here; the inner goes 1 -> 4 -> 1 -> 4: with up=0 the second add is taken.
+    path, _ = run("ledger:script:1-1-4-4-1-1-4", own_loss_lan, 8)
+    assert path[6:] == [4, 4]
+    path, c = run("ledger:up=1:script:1-1-4-4-1-1-4", own_loss_lan, 8)
+    assert path[6:] == [1, 1] and c.rule.vetoes >= 1  # type: ignore[attr-defined]
+
+
+def test_join_mis_of_adds_are_not_entered_and_entries_expire() -> None:
+    rule = Ledger(LedgerConfig(ttl=3), ControllerConfig(max_streams=64), 2)
+    rule.step(7, _mi(0, 2, 100, 0.0))  # 2 entered; 7 asked
+    rule.step(7, _mi(1, 7, 300, 0.2))  # 7's join MI (a slow-start burst): not entered
+    assert set(rule.est) == {2}
+    rule.step(7, _mi(2, 7, 300, 0.0))
+    assert set(rule.est) == {2, 7}
+    for t in range(3, 6):
+        rule.step(7, _mi(t, 7, 300, 0.0))
+    assert set(rule.est) == {7}  # 2's entry had no sample for more than ttl MIs
+
+
+def test_the_gate_leaves_long_paths_alone() -> None:
+    def long_shared(n: int) -> tuple[float, float]:
+        return shared_lan(n)
+
+    c = make_controller("ledger:max_rtt_ms=1:script:1-2-3-4-4-1", ControllerConfig(max_streams=64))
+    n, path = c.initial(), []
+    for t in range(8):
+        path.append(n)
+        thr, loss = long_shared(n)
+        n = c.decide(_mi(t, n, thr, loss, min_rtt_ms=30.0))
+    assert path[5:] == [1, 1, 1]  # the retreat is taken on a 30-ms path
+
+
+def test_the_shipped_policy_inside_passes_through_options_and_errors() -> None:
+    c = make_controller("ledger", ControllerConfig(max_streams=64))
+    assert isinstance(c, LedgerWrapper) and c.inner.name == "ppo"
+    assert LedgerConfig.parse("margin=0.2,ttl=5") == LedgerConfig(margin=0.2, ttl=5)
+    for bad in ("alpha=0", "ttl=0", "margin=-1"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
+    with pytest.raises(ValueError, match="another ledger"):
+        make_controller("ledger:ledger:ppo")
