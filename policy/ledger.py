@@ -72,6 +72,13 @@ class LedgerConfig(RuleConfig):
     """1: a retreat that was taken (no fresh entry said no) is undone when its first MI at
     the lower count reads below the entry of the count it left by ``margin``."""
 
+    seek: int = 0
+    """1: when the inner controller holds or retreats from a count run for at least two MIs
+    in a row, and a count sampled within the last ``seek_age`` MIs has an entry above the
+    current count's by ``margin``, go to that count (the best such one)."""
+    seek_age: int = 5
+    """How recent an entry must be for ``seek`` to go to it."""
+
     def __post_init__(self) -> None:
         if not (0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0):
             raise ValueError(
@@ -103,6 +110,10 @@ class Ledger:
         """Retreats undone."""
         self.left = 0
         """The count a retreat taken in the last decision left (0: none to judge)."""
+        self.seeks = 0
+        """Moves to a better recent count (``seek``)."""
+        self.run = 0
+        """MIs in a row the transfer has run its current count (as measured)."""
 
     def _enter(self, signals: SignalVector) -> None:
         for n in list(self.age):
@@ -110,6 +121,7 @@ class Ledger:
             if self.age[n] > self.lc.ttl:
                 del self.age[n], self.est[n]
         n = signals.streams
+        self.run = self.run + 1 if n == self.prev else 1
         joined = n - self.prev
         if n < 1 or (self.lc.join_skip and joined >= self.lc.join_skip):
             return
@@ -133,6 +145,12 @@ class Ledger:
             self.undos += 1  # the retreat's first MI lost: back to the count it left
             self.prev, self.current = signals.streams, left
             return left
+        if self.lc.seek and proposed <= here and self._gated(signals):
+            best = self._seek(here)
+            if best:
+                self.seeks += 1
+                self.prev, self.current = signals.streams, best
+                return best
         judged = proposed < here or (self.lc.up and proposed > here)
         if judged and self._gated(signals) and self._worse(proposed, here):
             n = here
@@ -141,6 +159,16 @@ class Ledger:
             self.left = here
         self.prev, self.current = signals.streams, n
         return n
+
+    def _seek(self, here: int) -> int:
+        """The best count sampled within ``seek_age`` MIs whose entry beats ``here``'s by the
+        margin, once ``here`` has run two MIs in a row; 0 if none."""
+        cur = self.est.get(here)
+        if cur is None or self.run < 2:
+            return 0
+        fresh = [n for n, a in self.age.items() if n != here and a <= self.lc.seek_age]
+        best = max(fresh, key=lambda n: self.est[n], default=0)
+        return best if best and self._worse(here, best) else 0
 
     def _worse(self, a: int, b: int) -> bool:
         """Whether count ``a``'s entry is below count ``b``'s by the margin (both fresh)."""
