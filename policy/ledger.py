@@ -184,6 +184,6 @@ class LedgerWrapper(RuleWrapper):
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         cfg, args = self._options(args, LedgerConfig.parse, LedgerConfig())
-        self.inner = self._wrap(args, config, "hold")
+        self.inner = self._wrap_once(args, config, "hold", "keeps a ledger")
         self.rule: Ledger = Ledger(cfg, config, self.inner.initial())
         self.target = self.rule.current

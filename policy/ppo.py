@@ -51,6 +51,7 @@ from policy.base import ControllerConfig
 from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
+from policy.ledger import Ledger, LedgerConfig
 from policy.signals import SignalVector
 from policy.warmup import StartGate, WarmupConfig
 
@@ -427,6 +428,11 @@ class PPOController:
         youngest streams start (:mod:`policy.warmup`; applied after the judge)."""
         if meta.get("warmup") is not None:
             self.warmup = StartGate(WarmupConfig.from_dict(meta["warmup"]), config, self.target)
+        self.ledger: Ledger | None = None
+        """Set when the file's ``meta["ledger"]`` names one: a retreat into a count just
+        measured as worse is refused or undone (:mod:`policy.ledger`; after the warm-up)."""
+        if meta.get("ledger") is not None:
+            self.ledger = Ledger(LedgerConfig.from_dict(meta["ledger"]), config, self.target)
         self.fast: FastPhase | None = None
         """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
         short (:mod:`policy.fast`; the decisions are the policy's unless ``grow=2`` holds a
@@ -491,14 +497,17 @@ class PPOController:
             self.target = self.judge.step(self.target, signals)
         if self.warmup is not None:
             self.target = self.warmup.step(self.target, signals)
+        if self.ledger is not None:
+            self.target = self.ledger.step(self.target, signals)
         if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
             self.target = self.fast.step(current, self.target, signals)
         return self.target
 
     def _sync_rules(self) -> None:
-        """The judge's and the warm-up's count in effect is the target, whoever set it last:
+        """The judge's, the warm-up's and the ledger's count in effect is the target, whoever
+        set it last:
         ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``, ``start:``),
         as :class:`policy.base.RuleWrapper` does for a rule of its own."""
-        for rule in (self.judge, self.warmup):
+        for rule in (self.judge, self.warmup, self.ledger):
             if rule is not None:
                 rule.current = self.target

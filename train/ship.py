@@ -32,6 +32,7 @@ from typing import Any
 
 from policy.fast import FastConfig
 from policy.judge import JudgeConfig
+from policy.ledger import LedgerConfig
 from policy.ppo import (
     COMBINE,
     DEFAULT_CHECKPOINT,
@@ -81,7 +82,7 @@ def ship(
     return record
 
 
-RULES = ("judge", "warmup", "fast")
+RULES = ("judge", "warmup", "fast", "ledger")
 """The rules ``ppo`` applies itself when a file's meta names them, in the order the record
 lists them."""
 
@@ -91,9 +92,10 @@ def _wrappers(
     judge: JudgeConfig | None,
     warmup: WarmupConfig | None,
     fast: FastConfig | None = None,
+    ledger: LedgerConfig | None = None,
 ) -> dict[str, Any]:
     """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`)."""
-    for key, cfg in zip(RULES, (judge, warmup, fast), strict=True):
+    for key, cfg in zip(RULES, (judge, warmup, fast, ledger), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
@@ -111,12 +113,13 @@ def ship_checkpoint(
     judge: JudgeConfig | None = None,
     warmup: WarmupConfig | None = None,
     fast: FastConfig | None = None,
+    ledger: LedgerConfig | None = None,
 ) -> dict[str, Any]:
-    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge``, ``warmup``
-    and ``fast`` in its meta; return the record written next to it."""
+    """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge``, ``warmup``,
+    ``fast`` and ``ledger`` in its meta; return the record written next to it."""
     net, ckpt = load_checkpoint(path)
     meta = _wrappers(
-        {**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup, fast
+        {**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup, fast, ledger
     )
     tmp = dest.with_name(dest.name + ".new")
     save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
@@ -138,6 +141,7 @@ def ship_ensemble(
     judge: JudgeConfig | None = None,
     warmup: WarmupConfig | None = None,
     fast: FastConfig | None = None,
+    ledger: LedgerConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
@@ -146,7 +150,9 @@ def ship_ensemble(
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
-    meta = _wrappers({"selection": note, "rule": rule, "members": trained}, judge, warmup, fast)
+    meta = _wrappers(
+        {"selection": note, "rule": rule, "members": trained}, judge, warmup, fast, ledger
+    )
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
     record = {
@@ -200,19 +206,31 @@ if __name__ == "__main__":
         help="with --ensemble or --checkpoint: ppo's first MIs on a short path are short "
         "(policy/fast.py), e.g. --fast (the defaults) or --fast mis=8,div=4",
     )
+    ap.add_argument(
+        "--ledger",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: ppo refuses or undoes a retreat into a count "
+        "just measured as worse (policy/ledger.py), e.g. --ledger seek=1,max_rtt_ms=20",
+    )
     a = ap.parse_args()
     jc = JudgeConfig() if a.judge else None
     wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
     fc = None if a.fast is None else FastConfig.parse(a.fast)
-    if (a.judge or wc is not None or fc is not None) and not (a.ensemble or a.checkpoint):
-        ap.error("--judge, --warmup and --fast need --ensemble or --checkpoint")
+    lc = None if a.ledger is None else LedgerConfig.parse(a.ledger)
+    rules_given = a.judge or wc is not None or fc is not None or lc is not None
+    if rules_given and not (a.ensemble or a.checkpoint):
+        ap.error("--judge, --warmup, --fast and --ledger need --ensemble or --checkpoint")
     if a.checkpoint:
         if len(a.runs) != 1 or a.ensemble:
             ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
-        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc)
+        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc, ledger=lc)
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
-        rec = ship_ensemble(a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc)
+        rec = ship_ensemble(
+            a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc
+        )
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

@@ -257,6 +257,43 @@ def test_a_shipped_fast_with_grow_decides_as_fast_around_the_bundle(tmp_path: Pa
     assert inside[:2] == around[:2] and inside[0][:8] == [2, 7, 7, 12, 12, 17, 17, 13]
 
 
+def test_ships_an_ensemble_with_a_ledger_that_ppo_applies_itself(tmp_path: Path) -> None:
+    """``--ledger`` in the bundle decides MI for MI as ``ledger:...:ppo`` around the same
+    bundle without it, where the ledger acts (a LAN shared with reno streams that hold 5 %
+    loss at any count of ours, as hand-lan-reno), and a second ledger around it is refused."""
+    import pytest
+
+    from policy.base import ControllerConfig, make_controller
+    from policy.ledger import LedgerConfig
+    from tests.unit.test_ledger import _mi, shared_lan
+    from train.ship import ship_ensemble
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
+    ship_ensemble(members, plain, note="plain")
+    opts = "seek=1,max_rtt_ms=20"
+    rec = ship_ensemble(members, dest, note="ledger", ledger=LedgerConfig.parse(opts))
+    assert rec["shipped"]["ledger"] == LedgerConfig.parse(opts).to_dict()
+    assert make_controller(f"ppo:{plain}").ledger is None  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="keeps a ledger already"):
+        make_controller(f"ledger:ppo:{dest}")
+    paths, ctrls = [], []
+    for spec in (f"ppo:{dest}", f"ledger:{opts}:ppo:{plain}", f"ppo:{plain}"):
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for t in range(20):
+            thr, loss = shared_lan(n)
+            n = c.decide(_mi(t, n, thr, loss))
+            path.append(n)
+        paths.append(path)
+        ctrls.append(c)
+    assert paths[0] == paths[1]
+    assert paths[0] != paths[2], paths  # it acted: the plain bundle sits lower
+    acted = ctrls[0].ledger  # type: ignore[attr-defined]
+    assert acted.vetoes + acted.undos + acted.seeks > 0
+
+
 def test_the_shipped_file_decides_as_its_record_says() -> None:
     """``policy/weights/default.json`` names the members, rule and warm-up of the shipped
     bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
@@ -270,7 +307,7 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
     rec = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["shipped"]
     assert rec["kind"] == "ensemble" and rec["rule"] == "mean" and not rec.get("judge")
     spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
-    for rule in ("warmup", "fast"):  # inside out: fast is the outermost wrapper
+    for rule in ("warmup", "ledger", "fast"):  # inside out: fast is the outermost wrapper
         if rec.get(rule):
             spec = f"{rule}:" + ",".join(f"{k}={v}" for k, v in rec[rule].items()) + ":" + spec
     from policy.base import make_controller, mi_length
