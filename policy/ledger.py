@@ -71,7 +71,6 @@ class LedgerConfig(RuleConfig):
     undo: int = 1
     """1: a retreat that was taken (no fresh entry said no) is undone when its first MI at
     the lower count reads below the entry of the count it left by ``margin``."""
-
     seek: int = 0
     """1: when the inner controller holds or retreats from a count run for at least two MIs
     in a row, and a count sampled within the last ``seek_age`` MIs has an entry above the
@@ -97,7 +96,7 @@ class Ledger:
         self.current = config.clip(initial)
         """The count in effect during the MI being decided on (the last count returned)."""
         self.prev = self.current
-        """The count in effect during the MI before it (to tell a join MI)."""
+        """The count of the last MI entered (to tell a join MI)."""
         self.est: dict[int, float] = {}
         """Each count's moving average of utility."""
         self.age: dict[int, int] = {}
@@ -122,7 +121,7 @@ class Ledger:
                 del self.age[n], self.est[n]
         n = signals.streams
         self.run = self.run + 1 if n == self.prev else 1
-        joined = n - self.prev
+        joined, self.prev = n - self.prev, n
         if n < 1 or (self.lc.join_skip and joined >= self.lc.join_skip):
             return
         u = utility_of(signals)
@@ -138,27 +137,26 @@ class Ledger:
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
         self._enter(signals)
-        proposed = self.config.clip(proposed)
-        here, n = self.current, proposed
-        left, self.left = self.left, 0
-        if left and signals.streams == here and self._gated(signals) and self._worse(here, left):
+        self.current = self._decide(self.config.clip(proposed), signals)
+        return self.current
+
+    def _decide(self, proposed: int, signals: SignalVector) -> int:
+        here, left, self.left = self.current, self.left, 0
+        gated = self._gated(signals)
+        if left and signals.streams == here and gated and self._worse(here, left):
             self.undos += 1  # the retreat's first MI lost: back to the count it left
-            self.prev, self.current = signals.streams, left
             return left
-        if self.lc.seek and proposed <= here and self._gated(signals):
-            best = self._seek(here)
-            if best:
-                self.seeks += 1
-                self.prev, self.current = signals.streams, best
-                return best
+        best = self._seek(here) if self.lc.seek and proposed <= here and gated else 0
+        if best:
+            self.seeks += 1
+            return best
         judged = proposed < here or (self.lc.up and proposed > here)
-        if judged and self._gated(signals) and self._worse(proposed, here):
-            n = here
+        if judged and gated and self._worse(proposed, here):
             self.vetoes += 1
-        if self.lc.undo and n < here:
+            return here
+        if self.lc.undo and proposed < here:
             self.left = here
-        self.prev, self.current = signals.streams, n
-        return n
+        return proposed
 
     def _seek(self, here: int) -> int:
         """The best count sampled within ``seek_age`` MIs whose entry beats ``here``'s by the

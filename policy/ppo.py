@@ -505,9 +505,8 @@ class PPOController:
 
     def _sync_rules(self) -> None:
         """The judge's, the warm-up's and the ledger's count in effect is the target, whoever
-        set it last:
-        ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``, ``start:``),
-        as :class:`policy.base.RuleWrapper` does for a rule of its own."""
+        set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``,
+        ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of its own."""
         for rule in (self.judge, self.warmup, self.ledger):
             if rule is not None:
                 rule.current = self.target

@@ -41,6 +41,7 @@ class Script:
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.plan = [int(x) for x in args.split("-")] if args else []
         self.target = self.plan.pop(0) if self.plan else 2
+        self.wish = self.target
         self.seen = 0
 
     def initial(self) -> int:
@@ -48,7 +49,8 @@ class Script:
 
     def decide(self, signals: SignalVector) -> int:
         self.seen += 1
-        self.wish = self.plan.pop(0) if self.plan else getattr(self, "wish", self.target)
+        if self.plan:
+            self.wish = self.plan.pop(0)
         self.target = self.wish
         return self.target
 
@@ -57,14 +59,14 @@ register("script", Script)
 
 
 def run(
-    spec: str, world: Callable[[int], tuple[float, float]], mis: int
+    spec: str, world: Callable[[int], tuple[float, float]], mis: int, min_rtt_ms: float = 0.05
 ) -> tuple[list[int], object]:
     c = make_controller(spec, ControllerConfig(max_streams=64))
     n, out = c.initial(), []
     for t in range(mis):
         out.append(n)
         thr, loss = world(n)
-        n = c.decide(_mi(t, n, thr, loss))
+        n = c.decide(_mi(t, n, thr, loss, min_rtt_ms))
     return out, c
 
 
@@ -116,15 +118,7 @@ def test_join_mis_of_adds_are_not_entered_and_entries_expire() -> None:
 
 
 def test_the_gate_leaves_long_paths_alone() -> None:
-    def long_shared(n: int) -> tuple[float, float]:
-        return shared_lan(n)
-
-    c = make_controller("ledger:max_rtt_ms=1:script:1-2-3-4-4-1", ControllerConfig(max_streams=64))
-    n, path = c.initial(), []
-    for t in range(8):
-        path.append(n)
-        thr, loss = long_shared(n)
-        n = c.decide(_mi(t, n, thr, loss, min_rtt_ms=30.0))
+    path, _ = run("ledger:max_rtt_ms=1:script:1-2-3-4-4-1", shared_lan, 8, min_rtt_ms=30.0)
     assert path[5:] == [1, 1, 1]  # the retreat is taken on a 30-ms path
 
 
