@@ -32,6 +32,20 @@ found more utility.
    kept; loss others cause stays, throughput falls, and the retreat is undone.
 4. **Gate** (off by default): ``max_rtt_ms`` applies the ledger only on paths whose minimum
    RTT is at most that (an unknown RTT is gated in).
+5. **Noise** (round 45; off by default). Round 44's test set (gen-v2-t04, now a development
+   scenario): after eight BBR streams joined, every count read -12 to +12 per MI, so a
+   margin of 10 % of an entry near zero was smaller than one MI's noise and the ledger
+   undid, refused and sought on noise, see-sawing 11 -> 6 -> 1 -> 11 and then holding 1-2
+   where the shipped policy climbed to 3-5. ``noise=K`` widens the margin to at least K times
+   the transfer's typical one-MI deviation (a moving average of ``|U - entry|`` over MIs
+   entered into a count that had an entry; a running mean over the first ``ttl``): a
+   difference between counts must stand out of the noise to count. On the logged start of
+   that run it lets the one undo before the rival joined stand (11 read 22, 6 read 11) and
+   none after (the first readings after the join differ from their entries by 12-30).
+6. **A changed world** (round 45; off by default): ``reset=K`` forgets every other count's
+   entry when K entered MIs in a row read beyond the margin of their own count's entry in
+   the same direction (a rival joined or left: what other counts yielded before says
+   nothing now).
 
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
 that the inner controller did not propose or the transfer did not just run, so it cannot
@@ -77,13 +91,23 @@ class LedgerConfig(RuleConfig):
     current count's by ``margin``, go to that count (the best such one)."""
     seek_age: int = 5
     """How recent an entry must be for ``seek`` to go to it."""
+    noise: float = 0.0
+    """If > 0: the margin is at least this many typical one-MI deviations of a reading from
+    its count's entry."""
+    reset: int = 0
+    """If > 0: forget every other count's entry once this many entered MIs in a row read
+    beyond the margin of their own count's entry in the same direction."""
 
     def __post_init__(self) -> None:
-        if not (0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0):
+        if not (
+            0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0
+            and self.reset >= 0 and self.noise >= 0
+        ):  # fmt: skip
             raise ValueError(
-                "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0 and join_skip >= 0, got "
-                f"alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
-                f"join_skip={self.join_skip}"
+                "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
+                f"noise >= 0 and reset >= 0, got alpha={self.alpha}, ttl={self.ttl}, "
+                f"margin={self.margin}, join_skip={self.join_skip}, noise={self.noise}, "
+                f"reset={self.reset}"
             )
 
 
@@ -113,6 +137,15 @@ class Ledger:
         """Moves to a better recent count (``seek``)."""
         self.run = 0
         """MIs in a row the transfer has run its current count (as measured)."""
+        self.dev = 0.0
+        """Mean of ``|U - entry|`` over MIs entered into a count with an entry (a running
+        mean over the first ``ttl`` of them, then a moving average of that horizon)."""
+        self.devs = 0
+        """How many such deviations were seen."""
+        self.drift = 0
+        """Entered MIs in a row beyond the margin of their count's entry (signed: + above)."""
+        self.resets = 0
+        """Times every other entry was forgotten (``reset``)."""
 
     def _enter(self, signals: SignalVector) -> None:
         for n in list(self.age):
@@ -124,11 +157,30 @@ class Ledger:
         joined, self.prev = n - self.prev, n
         if n < 1 or (self.lc.join_skip and joined >= self.lc.join_skip):
             return
-        u = utility_of(signals)
-        old = self.est.get(n)
-        self.est[n] = u if old is None else (1 - self.lc.alpha) * old + self.lc.alpha * u
+        u, old = utility_of(signals), self.est.get(n)
+        replace = False
+        if old is not None:
+            self.devs += 1
+            self.dev += (abs(u - old) - self.dev) / min(self.devs, self.lc.ttl)
+            replace = bool(self.lc.reset) and self._drifted(u, old, n)
+        self.est[n] = u if old is None or replace else (1 - self.lc.alpha) * old + self.lc.alpha * u
         self.age[n] = 0
         self.entries += 1
+
+    def _drifted(self, u: float, old: float, n: int) -> bool:
+        """Count an entered MI beyond the margin of its count's own entry; on the ``reset``-th
+        entered MI in a row beyond it in one direction, forget every other count's entry and
+        say so (this count's is replaced)."""
+        band = self._band(old)
+        sign = 1 if u > old + band else -1 if u < old - band else 0
+        self.drift = self.drift + sign if sign and sign * self.drift >= 0 else sign
+        if abs(self.drift) < self.lc.reset:
+            return False
+        self.est = {n: self.est[n]}
+        self.age = {n: self.age[n]}
+        self.drift = 0
+        self.resets += 1
+        return True
 
     def _gated(self, signals: SignalVector) -> bool:
         top, rtt = self.lc.max_rtt_ms, signals.min_rtt_ms
@@ -171,7 +223,11 @@ class Ledger:
     def _worse(self, a: int, b: int) -> bool:
         """Whether count ``a``'s entry is below count ``b``'s by the margin (both fresh)."""
         ea, eb = self.est.get(a), self.est.get(b)
-        return ea is not None and eb is not None and ea < eb - self.lc.margin * abs(eb)
+        return ea is not None and eb is not None and ea < eb - self._band(eb)
+
+    def _band(self, e: float) -> float:
+        """How far below (or above) entry ``e`` a reading must be to count as different."""
+        return max(self.lc.margin * abs(e), self.lc.noise * self.dev)
 
 
 class LedgerWrapper(RuleWrapper):

@@ -3,6 +3,7 @@ undone; adds, and retreats that pay, go through."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from policy.base import ControllerConfig, make_controller, register
 from policy.ledger import Ledger, LedgerConfig, LedgerWrapper
 from policy.signals import SignalVector
+from policy.utility import utility
 
 
 def _mi(t: int, n: int, thr_mbps: float, loss: float, min_rtt_ms: float = 0.05) -> SignalVector:
@@ -154,3 +156,58 @@ def test_seek_goes_back_to_a_recent_better_count_the_policy_left_and_holds_away_
             n = c.decide(_mi(t, n, thr, loss))
         assert path[3:] == want, spec
     assert c.rule.seeks == 1 and c.rule.undos == 0  # type: ignore[attr-defined]
+
+
+def _noisy_run(spec: str, base: Callable[[int], float], sd: float, seed: int, mis: int = 30):
+    """Run ``spec`` where count n reads ``base(n)`` plus uniform noise of +-``sd`` per MI."""
+    rng = random.Random(seed)
+    c = make_controller(spec, ControllerConfig(max_streams=64))
+    n, path = c.initial(), []
+    for t in range(mis):
+        path.append(n)
+        u = base(n) + rng.uniform(-sd, sd)
+        n = c.decide(_mi(t, n, u * 1.02**n, 0.0))  # U = T / K^n with no loss: T chosen so U = u
+    return path, c.rule  # type: ignore[attr-defined]
+
+
+# A policy that walks about as the shipped one did on gen-v2-t04 after eight BBR streams joined
+# (round 44's logged counts), where every count read -12 to +12 per MI.
+WALK = "2-7-12-11-6-1-2-3-1-6-11-6-1-2-1-2-3-4-3-2-1-2-3-4-5-4-3-2-1-2"
+
+
+def test_noise_keeps_the_ledger_out_of_differences_inside_one_mis_noise() -> None:
+    def flat(n: int) -> float:  # counts differ by 2 where one MI's noise is +-12
+        return 2.0 * (n in (3, 4, 5))
+
+    acts = {}
+    for opts in ("seek=1", "seek=1,noise=2"):
+        runs = [_noisy_run(f"ledger:{opts}:script:{WALK}", flat, 12, s)[1] for s in range(20)]
+        acts[opts] = sorted(r.vetoes + r.undos + r.seeks for r in runs)
+        assert all(r.dev > 4 for r in runs)  # the typical deviation, measured
+    assert acts["seek=1"][10] >= 8  # without it, the median run acts on noise 8+ times
+    assert acts["seek=1,noise=2"][10] <= 3  # with it, 3 or fewer
+
+
+def test_noise_still_acts_on_a_difference_that_stands_out() -> None:
+    # hand-lan-reno's shape (4 streams read 113, 1 stream 48) with +-3 of noise per MI
+    for seed in range(5):
+        path, rule = _noisy_run("ledger:noise=2:script:1-2-3-4-4-1", _lan_u, 3, seed, 10)
+        assert path[5:] == [4] * 5 and rule.vetoes >= 4, (seed, path)
+
+
+def _lan_u(n: int) -> float:
+    """The utility shared_lan's MI reads at n streams."""
+    thr, loss = shared_lan(n)
+    return utility(thr * 1e6, n, loss)
+
+
+def test_reset_forgets_other_counts_when_the_world_changes() -> None:
+    rule = Ledger(LedgerConfig(reset=2), ControllerConfig(max_streams=64), 1)
+    for t, n in enumerate((1, 1, 4, 4, 4)):  # entries for 1 and 4 in the old world
+        rule.step(n, _mi(t, n, *shared_lan(n)))
+    assert set(rule.est) == {1, 4}
+    rule.step(4, _mi(5, 4, shared_lan(4)[0] / 2, 0.05))  # a rival joined: 4 reads half
+    assert set(rule.est) == {1, 4} and rule.resets == 0  # one MI out of the band: noise, maybe
+    rule.step(4, _mi(6, 4, shared_lan(4)[0] / 2, 0.05))  # and again: the world changed
+    assert set(rule.est) == {4} and rule.resets == 1
+    assert rule.est[4] == pytest.approx(utility(shared_lan(4)[0] / 2 * 1e6, 4, 0.05))
