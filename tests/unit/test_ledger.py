@@ -124,15 +124,18 @@ def test_the_gate_leaves_long_paths_alone() -> None:
     assert path[5:] == [1, 1, 1]  # the retreat is taken on a 30-ms path
 
 
-def test_the_shipped_policy_inside_passes_through_options_and_errors() -> None:
-    c = make_controller("ledger", ControllerConfig(max_streams=64))
-    assert isinstance(c, LedgerWrapper) and c.inner.name == "ppo"
+def test_options_errors_and_the_shipped_policy_that_keeps_one_already() -> None:
+    # Since round 45 the shipped bundle carries meta["ledger"]: a second one around it is refused.
+    with pytest.raises(ValueError, match="keeps a ledger already"):
+        make_controller("ledger", ControllerConfig(max_streams=64))
+    c = make_controller("ledger:ppo:policy/weights/candidates/round26.pt")
+    assert isinstance(c, LedgerWrapper) and c.inner.name == "ppo"  # the bundle before round 45
     assert LedgerConfig.parse("margin=0.2,ttl=5") == LedgerConfig(margin=0.2, ttl=5)
     for bad in ("alpha=0", "ttl=0", "margin=-1"):
         with pytest.raises(ValueError, match="ledger: needs"):
             LedgerConfig.parse(bad)
     with pytest.raises(ValueError, match="another ledger"):
-        make_controller("ledger:ledger:ppo")
+        make_controller("ledger:ledger:gd")
 
 
 def test_seek_goes_back_to_a_recent_better_count_the_policy_left_and_holds_away_from() -> None:
