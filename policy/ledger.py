@@ -39,9 +39,10 @@ found more utility.
    where the shipped policy climbed to 3-5. ``noise=K`` widens the margin to at least K times
    the transfer's typical one-MI deviation (a moving average of ``|U - entry|`` over MIs
    entered into a count that had an entry; a running mean over the first ``ttl``): a
-   difference between counts must stand out of the noise to count. On the logged start of
-   that run it lets the one undo before the rival joined stand (11 read 22, 6 read 11) and
-   none after (the first readings after the join differ from their entries by 12-30).
+   difference between counts must stand out of the noise to count. Replayed on that run's
+   logs it makes round 44's undo and veto before the rival joined (11 read 22, 6 read 11),
+   then lets the inner policy's retreats stand once the first readings after the join
+   differ from their entries by 12-30 (``docs/results/issue16-round45/replay45.py``).
 6. **A changed world** (round 45; off by default): ``reset=K`` forgets every other count's
    entry when K entered MIs in a row read beyond the margin of their own count's entry in
    the same direction (a rival joined or left: what other counts yielded before says

@@ -164,12 +164,11 @@ def test_seek_goes_back_to_a_recent_better_count_the_policy_left_and_holds_away_
 def _noisy_run(spec: str, base: Callable[[int], float], sd: float, seed: int, mis: int = 30):
     """Run ``spec`` where count n reads ``base(n)`` plus uniform noise of +-``sd`` per MI."""
     rng = random.Random(seed)
-    c = make_controller(spec, ControllerConfig(max_streams=64))
-    n, path = c.initial(), []
-    for t in range(mis):
-        path.append(n)
-        u = base(n) + rng.uniform(-sd, sd)
-        n = c.decide(_mi(t, n, u * 1.02**n, 0.0))  # U = T / K^n with no loss: T chosen so U = u
+
+    def world(n: int) -> tuple[float, float]:  # U = T / K^n with no loss: T chosen so U reads u
+        return (base(n) + rng.uniform(-sd, sd)) * 1.02**n, 0.0
+
+    path, c = run(spec, world, mis)
     return path, c.rule  # type: ignore[attr-defined]
 
 
