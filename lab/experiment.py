@@ -65,17 +65,28 @@ LEAD_S = 10.0
 its engine and controller (torch, scikit-optimize: seconds on a busy machine) and then
 sleeps until its own start time, so that the staggered starts happen when planned."""
 
-_PRELUDE = """
-import sys, time
+GATE_TIMEOUT_S = 60.0
+"""Seconds a gated sender waits for the harness's go before it starts anyway."""
+
+_PRELUDE = f"""
+import os, sys, time
 from policy.base import ControllerConfig, make_controller
 import xfer.api, xfer.cli_transfer
 from xfer.cli import cli
-at, spec = float(sys.argv[1]), sys.argv[2]
+at, spec = sys.argv[1], sys.argv[2]
 make_controller(spec, ControllerConfig())  # import the controller's modules before the start
-time.sleep(max(0.0, at - time.time()))
+if at.startswith("gate:"):  # say ready, then wait for the harness's go (the scenario's t = 0)
+    gate, end = at[5:], time.monotonic() + {GATE_TIMEOUT_S}
+    open(gate + ".ready", "w").close()
+    while not os.path.exists(gate + ".go") and time.monotonic() < end:
+        time.sleep(0.001)
+else:
+    time.sleep(max(0.0, float(at) - time.time()))
 cli.main(args=sys.argv[3:], prog_name="xfer")
 """
-"""Sender wrapper: ``python -c _PRELUDE START_EPOCH POLICY send ...``."""
+"""Sender wrapper: ``python -c _PRELUDE START POLICY send ...``; START is a wall-clock epoch
+to sleep until (0: at once) or ``gate:PATH`` (create ``PATH.ready`` once imported, then wait
+for ``PATH.go``)."""
 
 
 @dataclass(frozen=True)
@@ -133,8 +144,8 @@ class _Sender:
     host: Any
     address: str
     log: Path
-    start_at: float
-    """Wall clock (POSIX s) at which it starts sending."""
+    start_at: float | str
+    """Wall clock (POSIX s) at which it starts sending, or ``gate:PATH`` (see ``_PRELUDE``)."""
     deadline: float
     """time.monotonic() after which it is stopped."""
     proc: subprocess.Popen[bytes] | None = None
@@ -200,9 +211,10 @@ def _sender_argv(
     address: str,
     log: Path,
     src: Path | None,
-    start_at: float = 0.0,
+    start_at: float | str = 0.0,
 ) -> list[str]:
-    """The sender's command line; it starts sending at wall-clock ``start_at`` (0: at once)."""
+    """The sender's command line; it starts sending at wall-clock ``start_at`` (0: at once) or,
+    given ``gate:PATH``, when the harness creates ``PATH.go``."""
     if exp.data.kind == "tree":
         assert src is not None
         what = [str(src)]
@@ -210,7 +222,8 @@ def _sender_argv(
         what = ["--mem", str(exp.data.size_bytes)]
     else:
         what = ["--duration", f"{trial.duration_s:g}"]
-    argv = [sys.executable, "-c", _PRELUDE, f"{start_at:.3f}", trial.policy]
+    at = start_at if isinstance(start_at, str) else f"{start_at:.3f}"
+    argv = [sys.executable, "-c", _PRELUDE, at, trial.policy]
     argv += ["send", *what, address, "--policy", trial.policy, "--json-stream", "-q"]
     argv += ["--encryption", "off"]  # a private emulated link: measure the controller, as before
     argv += ["--min-streams", str(exp.min_streams), "--max-streams", str(exp.max_streams)]
@@ -297,6 +310,39 @@ def _launch_and_wait(
         time.sleep(0.05)
 
 
+class _ScheduleClock(threading.Thread):
+    """Starts the scenario's schedule (its t = 0) when the transfer starts: ``lead`` seconds from
+    now (staggered transfers: each sender sleeps until its own start, see ``LEAD_S``) or, given
+    ``gate``, once the single sender has created ``gate.ready`` (its engine and controller are
+    imported), and then lets it go (``gate.go``). Before round 46 a single sender was launched
+    with the schedule already running, so a controller that imports torch (about 2 s) met a
+    rival that joins early sooner in its transfer than GD or a fixed count did."""
+
+    def __init__(self, begin: Any, lead: float, gate: Path | None) -> None:
+        super().__init__(daemon=True)
+        self._begin, self._lead, self._gate = begin, lead, gate
+        self._halt = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        if self._gate is None:
+            if not self._halt.wait(self._lead):
+                self._begin()
+            return
+        ready = Path(f"{self._gate}.ready")
+        while not self._halt.is_set():
+            if ready.exists():
+                self._begin()
+                Path(f"{self._gate}.go").touch()
+                return
+            self._halt.wait(0.001)
+
+    def stop(self) -> None:
+        """Stop waiting (a sender that never became ready) and join."""
+        self._halt.set()
+        self.join()
+
+
 def run_trial(
     exp: Experiment, trial: Trial, out_dir: Path, port: int, src: Path | None = None
 ) -> list[TransferResult]:
@@ -309,26 +355,25 @@ def run_trial(
     with Testbed(load_scenario(exp.scenario)) as tb:
         hosts = _hosts(exp, tb)
         receivers = _start_receivers(exp, hosts, port, scratch)
-        timer: threading.Timer | None = None
+        clock: _ScheduleClock | None = None
         try:
             lead = LEAD_S if len(trial.starts_s) > 1 else 0.0
-            if tb.scenario.schedule or tb.scenario.background:
-                # the scenario's clock starts with the first transfer
-                timer = threading.Timer(lead, tb.start_schedule)
-                timer.start()
+            timed = bool(tb.scenario.schedule or tb.scenario.background)
+            gate = scratch / f"gate-r{trial.repetition}" if timed and not lead else None
+            if timed:  # the scenario's clock starts with the first transfer
+                clock = _ScheduleClock(tb.start_schedule, lead, gate)
             wall, mono = time.time() + lead, time.monotonic() + lead
             senders = [
                 _Sender(k, shost, receivers[rhost.name][1],
                         logdir / f"r{trial.repetition}-t{k}.parquet",
-                        wall + trial.starts_s[k - 1] if lead else 0.0,
+                        f"gate:{gate}" if gate else wall + trial.starts_s[k - 1] if lead else 0.0,
                         mono + trial.starts_s[k - 1] + trial.duration_s + STARTUP_GRACE_S)
                 for k, (shost, rhost) in enumerate(hosts, start=1)
             ]  # fmt: skip
             _launch_and_wait(senders, exp, trial, src)
         finally:
-            if timer is not None:
-                timer.cancel()
-                timer.join()
+            if clock is not None:
+                clock.stop()
             for proc, _ in receivers.values():
                 _stop(proc, 5.0)
             shutil.rmtree(scratch, ignore_errors=True)

@@ -161,6 +161,37 @@ def test_sender_command_line() -> None:
     assert "/src" in argv and "--mem" not in argv
 
 
+
+def test_a_gated_sender_waits_for_the_scenario_clock(tmp_path: Path) -> None:
+    """Round 46: a single sender in a timed scenario imports its controller, says it is ready,
+    and starts only when the harness (having started the scenario's schedule) lets it go, so a
+    controller that imports torch meets an early rival at the same point of its transfer as GD.
+    The real prelude in a real interpreter, with ``--version`` in place of ``send``."""
+    import subprocess
+    import sys
+    import time
+
+    from lab.experiment import _PRELUDE, _ScheduleClock
+
+    gate = tmp_path / "gate-r1"
+    argv = [sys.executable, "-c", _PRELUDE, f"gate:{gate}", "gd", "--version"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    begun: list[float] = []
+    clock = _ScheduleClock(lambda: begun.append(time.monotonic()), 0.0, gate)
+    out, _ = proc.communicate(timeout=60)
+    clock.stop()
+    assert proc.returncode == 0 and b"version" in out
+    assert len(begun) == 1 and Path(f"{gate}.go").exists()  # the clock began, then let it go
+
+    never: list[float] = []
+    idle = _ScheduleClock(lambda: never.append(0.0), 0.0, tmp_path / "nobody")
+    time.sleep(0.05)
+    idle.stop()  # a sender that never became ready: the schedule never starts
+    assert never == [] and not (tmp_path / "nobody.go").exists()
+    timed = _ScheduleClock(lambda: never.append(1.0), 0.02, None)
+    timed.join(timeout=5)
+    assert never == [1.0]  # staggered transfers: the schedule starts after the lead
+
 # -- summary.json from synthetic run logs ---------------------------------------------------
 
 
