@@ -48,9 +48,20 @@ found more utility.
    the same direction (a rival joined or left: what other counts yielded before says
    nothing now).
 
+7. **Probe** (round 46; off by default). Round 45's test set (gen-v8-t07: 1.1 Gbit/s, 6.4 ms,
+   five BBR streams from 1.7 s, 8 best) showed the inner policy walking 2 -> 1 and holding 1
+   for the whole run: the ledger never asks for a count the transfer has not just run, so it
+   cannot lift a policy that never explores. ``probe=P``: once the transfer has run one count
+   (at most ``probe_top``) for P MIs in a row and the inner controller holds or retreats, and
+   the count ``probe_factor`` times higher has no entry, run that count until an MI of it is
+   entered (its join MI is not), then keep it if its entry beats the count it left by the
+   band, else go back. A kept probe is held by the veto and the undo like any count the
+   inner walk found; a failed one leaves its entry, so the same probe waits ``ttl`` MIs.
+   Its price where few streams are right: two MIs at the higher count per ``ttl`` + P MIs.
+
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
-that the inner controller did not propose or the transfer did not just run, so it cannot
-ramp: its price is a correct retreat refused (or undone) while a wrong entry is fresh,
+that the inner controller did not propose or the transfer did not just run (except a
+``probe``, one step of ``probe_factor`` up), so it cannot ramp: its price is a correct retreat refused (or undone) while a wrong entry is fresh,
 bounded by ``ttl``.
 """
 
@@ -99,16 +110,28 @@ class LedgerConfig(RuleConfig):
     """If > 0: forget every other count's entry once this many entered MIs in a row read
     beyond the margin of their own count's entry in the same direction."""
 
+    probe: int = 0
+    """If > 0: after this many MIs in a row at one count of at most ``probe_top`` while the
+    inner controller holds or retreats, run the count ``probe_factor`` times higher if it has
+    no entry, and keep it if its first entered MI beats the count it left by the band."""
+    probe_top: int = 8
+    """The highest count a probe starts from."""
+    probe_factor: int = 2
+    """How many times the current count a probe runs."""
+
     def __post_init__(self) -> None:
         if not (
             0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0
-            and self.reset >= 0 and self.noise >= 0
+            and self.reset >= 0 and self.noise >= 0 and self.probe >= 0 and self.probe_top >= 1
+            and self.probe_factor >= 2
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
-                f"noise >= 0 and reset >= 0, got alpha={self.alpha}, ttl={self.ttl}, "
-                f"margin={self.margin}, join_skip={self.join_skip}, noise={self.noise}, "
-                f"reset={self.reset}"
+                "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1 and probe_factor >= 2, "
+                f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
+                f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
+                f"probe={self.probe}, probe_top={self.probe_top}, "
+                f"probe_factor={self.probe_factor}"
             )
 
 
@@ -147,6 +170,12 @@ class Ledger:
         """Entered MIs in a row beyond the margin of their count's entry (signed: + above)."""
         self.resets = 0
         """Times every other entry was forgotten (``reset``)."""
+        self.probing: tuple[int, int] | None = None
+        """(count left, count probed) while a probe waits for its first entered MI."""
+        self.probes = 0
+        """Probes started."""
+        self.kept = 0
+        """Probes whose count read better than the count they left, and stayed."""
 
     def _enter(self, signals: SignalVector) -> None:
         for n in list(self.age):
@@ -196,6 +225,8 @@ class Ledger:
     def _decide(self, proposed: int, signals: SignalVector) -> int:
         here, left, self.left = self.current, self.left, 0
         gated = self._gated(signals)
+        if self.probing is not None:
+            return self._probed(here)
         if left and signals.streams == here and gated and self._worse(here, left):
             self.undos += 1  # the retreat's first MI lost: back to the count it left
             return left
@@ -203,6 +234,11 @@ class Ledger:
         if best:
             self.seeks += 1
             return best
+        up = self._probe(here) if self.lc.probe and proposed <= here and gated else 0
+        if up:
+            self.probes += 1
+            self.probing = (here, up)
+            return up
         judged = proposed < here or (self.lc.up and proposed > here)
         if judged and gated and self._worse(proposed, here):
             self.vetoes += 1
@@ -220,6 +256,30 @@ class Ledger:
         fresh = [n for n, a in self.age.items() if n != here and a <= self.lc.seek_age]
         best = max(fresh, key=lambda n: self.est[n], default=0)
         return best if best and self._worse(here, best) else 0
+
+    def _probe(self, here: int) -> int:
+        """The count to probe from ``here``, once ``here`` has run ``probe`` MIs in a row; 0 if
+        none (``here`` above ``probe_top``, already at the top, or the count has an entry)."""
+        if self.run < self.lc.probe or here > self.lc.probe_top:
+            return 0
+        up = self.config.clip(here * self.lc.probe_factor)
+        return up if up > here and up not in self.est else 0
+
+    def _probed(self, here: int) -> int:
+        """While probing: hold the probed count until it has an entry, then keep it if it
+        beats the count left by the band, else go back to that count."""
+        assert self.probing is not None
+        src, dst = self.probing
+        if here != dst or dst not in self.est:
+            if here == dst:
+                return dst  # its join MI: not entered, wait one more
+            self.probing = None  # an outer wrapper moved the count: the probe is off
+            return here
+        self.probing = None
+        if self._worse(src, dst):
+            self.kept += 1
+            return dst
+        return src
 
     def _worse(self, a: int, b: int) -> bool:
         """Whether count ``a``'s entry is below count ``b``'s by the margin (both fresh)."""

@@ -3,6 +3,7 @@ undone; adds, and retreats that pay, go through."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 
@@ -213,3 +214,46 @@ def test_reset_forgets_other_counts_when_the_world_changes() -> None:
     rule.step(4, _mi(6, 4, shared_lan(4)[0] / 2, 0.05))  # and again: the world changed
     assert set(rule.est) == {4} and rule.resets == 1
     assert rule.est[4] == pytest.approx(utility(shared_lan(4)[0] / 2 * 1e6, 4, 0.05))
+
+
+def test_a_probe_lifts_a_policy_that_holds_one_stream_where_more_pay() -> None:
+    # Round 46 (gen-v8-t07's shape): the inner holds 1 stream on a shared LAN where our share
+    # grows with our count (U(1) 48, U(2) 79, U(4) 113, U(8) 131 best, U(16) 104). After 3 MIs
+    # at 1 the ledger runs 2 (its join MI, then one entered MI) and keeps it, later 4 from 2
+    # and 8 from 4; the probe of 16 reads worse and goes back to 8. The inner's insisting 1 is
+    # refused, or undone once 1's entry expired. Without probe it stays at 1 throughout.
+    path, _ = run("ledger:script:1", shared_lan, 24)
+    assert set(path) == {1}
+    path, c = run("ledger:probe=3,noise=2:script:1", shared_lan, 24)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert path[:9] == [1, 1, 1, 2, 2, 2, 4, 4, 4] and rule.kept == 3
+    assert path[12:14] == [16, 16] and path[14] == 8  # the probe that did not pay
+    assert path[-8:] == [8] * 8 and path.count(1) <= 4
+
+
+def test_a_probe_that_does_not_pay_goes_back_and_waits_for_its_entry_to_expire() -> None:
+    # One stream is right (own_loss_lan: 2 streams read less than 1). The probe runs 2 for two
+    # MIs, goes back to 1, and the next probe waits until 2's entry is older than ttl.
+    path, c = run("ledger:probe=3,ttl=6:script:1", own_loss_lan, 30)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert rule.kept == 0 and rule.probes >= 2
+    assert path[:6] == [1, 1, 1, 2, 2, 1]
+    assert 2 * rule.probes - 2 <= path.count(2) <= 2 * rule.probes  # two MIs each (the last
+    # may be cut by the end of the run), no more
+    starts = [t for t in range(1, 30) if path[t - 1] == 1 and path[t] == 2]
+    assert len(starts) >= 3 and all(b - a >= 8 for a, b in itertools.pairwise(starts))
+    # a probe waits for the last one's entry to expire: at most once per ttl + its two MIs
+
+
+def test_probe_respects_its_top_the_gate_and_an_inner_that_adds() -> None:
+    # From a count above probe_top no probe; on a path above the gate no probe; while the inner
+    # adds, the ledger leaves it alone (a probe starts only on a hold or a retreat).
+    path, c = run("ledger:probe=2,probe_top=4:script:8", shared_lan, 12)
+    assert set(path) == {8} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run("ledger:probe=2,max_rtt_ms=1:script:1", shared_lan, 12, min_rtt_ms=30.0)
+    assert set(path) == {1} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run("ledger:probe=2:script:1-2-3-4-5-6-7-8", shared_lan, 8)
+    assert path == [1, 2, 3, 4, 5, 6, 7, 8] and c.rule.probes == 0  # type: ignore[attr-defined]
+    for bad in ("probe=-1", "probe_top=0", "probe_factor=1"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
