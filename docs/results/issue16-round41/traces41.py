@@ -22,12 +22,14 @@ def code(n: int) -> str:
 def main(dirs: list[str]) -> None:
     print("# counts per MI (0-f hex, g=16 ... z=35), from each run's --json-stream log; "
           "short MIs counted at the end")  # fmt: skip
-    for d in dirs:
-        for f in sorted(Path(d).glob("*/logs/*/*.jsonl")):
-            mis = read_intervals(f)
-            counts = "".join(code(e["streams"]) for e in mis)
-            short = sum(e["mi_s"] < 0.5 for e in mis)
-            print(f"{f.parts[-4]:18s} {f.parts[-2]:22s} {f.name[:2]}  {counts}  mi_s<0.5: {short}")
+    files = [f for d in dirs for f in sorted(Path(d).glob("**/logs/*/*.jsonl"))]
+    if not files:  # round 45's test traces came out empty from a directory one level too high
+        sys.exit(f"no run logs (*/logs/POLICY/*.jsonl) under {' '.join(dirs)}")
+    for f in files:
+        mis = read_intervals(f)
+        counts = "".join(code(e["streams"]) for e in mis)
+        short = sum(e["mi_s"] < 0.5 for e in mis)
+        print(f"{f.parts[-4]:18s} {f.parts[-2]:22s} {f.name[:2]}  {counts}  mi_s<0.5: {short}")
 
 
 if __name__ == "__main__":
