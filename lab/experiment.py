@@ -316,24 +316,27 @@ class _ScheduleClock(threading.Thread):
     ``gate``, once the single sender has created ``gate.ready`` (its engine and controller are
     imported), and then lets it go (``gate.go``). Before round 46 a single sender was launched
     with the schedule already running, so a controller that imports torch (about 2 s) met a
-    rival that joins early sooner in its transfer than GD or a fixed count did."""
+    rival that joins early sooner in its transfer than GD or a fixed count did. A scenario's
+    ``head_start_s`` starts the schedule that long before the transfer, for every controller
+    alike (a link already shared with established flows)."""
 
-    def __init__(self, begin: Any, lead: float, gate: Path | None) -> None:
+    def __init__(self, begin: Any, lead: float, gate: Path | None, head: float = 0.0) -> None:
         super().__init__(daemon=True)
-        self._begin, self._lead, self._gate = begin, lead, gate
+        self._begin, self._lead, self._gate, self._head = begin, lead, gate, head
         self._halt = threading.Event()
         self.start()
 
     def run(self) -> None:
-        if self._gate is None:
-            if not self._halt.wait(self._lead):
+        if self._gate is None:  # the scenario's head start comes out of the lead
+            if not self._halt.wait(max(0.0, self._lead - self._head)):
                 self._begin()
             return
         ready = Path(f"{self._gate}.ready")
         while not self._halt.is_set():
             if ready.exists():
                 self._begin()
-                Path(f"{self._gate}.go").touch()
+                if not self._halt.wait(self._head):  # a scenario's head start, if any
+                    Path(f"{self._gate}.go").touch()
                 return
             self._halt.wait(0.001)
 
@@ -361,7 +364,7 @@ def run_trial(
             timed = bool(tb.scenario.schedule or tb.scenario.background)
             gate = scratch / f"gate-r{trial.repetition}" if timed and not lead else None
             if timed:  # the scenario's clock starts with the first transfer
-                clock = _ScheduleClock(tb.start_schedule, lead, gate)
+                clock = _ScheduleClock(tb.start_schedule, lead, gate, tb.scenario.head_start_s)
             wall, mono = time.time() + lead, time.monotonic() + lead
             senders = [
                 _Sender(k, shost, receivers[rhost.name][1],

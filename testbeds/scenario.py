@@ -155,6 +155,10 @@ class Scenario:
     """Enable MPTCP and its endpoints (default: on when there is more than one path)."""
     source: str = ""
     """File the scenario was read from."""
+    head_start_s: float = 0.0
+    """Seconds the schedule and background flows run before the measured transfer starts (a
+    link already shared with established flows); 0: they start with it. Used by the
+    experiment harness (``lab.experiment``)."""
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """Free-form ``[meta]`` table (e.g. the intended per-stream cap); not interpreted."""
 
@@ -168,6 +172,10 @@ class Scenario:
             names += [f"bgsend{k}", f"bgrecv{k}"]
         return names
 
+
+HEAD_START_MAX_S = 10.0
+"""The longest head start a scenario may give its schedule: no more than the harness's lead
+for staggered transfers (``lab.experiment.LEAD_S``)."""
 
 _BDP_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*bdp\s*$", re.I)
 
@@ -328,6 +336,9 @@ def parse_scenario(data: dict[str, Any], source: str, default_name: str) -> Scen
         for i, e in enumerate(t.get("schedule", list, []))
     )
     mptcp = t.get("mptcp", bool, len(paths) > 1)
+    head = t.number("head_start_s", 0.0, hi=HEAD_START_MAX_S)
+    if head and not (bg or events):
+        raise ScenarioError(f"{source}: head_start_s needs [[background]] or [[schedule]]")
     scenario = Scenario(
         name=name,
         description=t.get("description", str, ""),
@@ -338,6 +349,7 @@ def parse_scenario(data: dict[str, Any], source: str, default_name: str) -> Scen
         sysctls=sysctls,
         mptcp=mptcp,
         source=source,
+        head_start_s=float(head),
         meta=dict(t.get("meta", dict, {})),
     )
     t.done()

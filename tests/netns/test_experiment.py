@@ -156,16 +156,19 @@ def test_evaluate_reports_utility_ratio(
     assert row2["controllers"]["gd"]["utility_ratio"] == row["controllers"]["gd"]["utility_ratio"]
 
 
-def test_a_timed_scenario_starts_its_clock_with_the_transfer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("head", [0, 2])
+def test_a_timed_scenario_starts_its_clock_with_the_transfer(tmp_path: Path, head: int) -> None:
     """Round 46 (issue #16): the schedule's t = 0 is the transfer's start, whatever the
-    controller takes to import. The rate drops from 300 to 30 Mbit/s at 1.5 s; a controller
-    that imports torch (about 2 s here) used to be launched with the schedule already running,
-    so its first MI met the cut. Now its first MI is all before the cut."""
+    controller takes to import, or ``head_start_s`` before it. The rate drops from 300 to
+    30 Mbit/s at 1.5 s; a controller that imports torch (about 2 s here) used to be launched
+    with the schedule already running, so its first MI met the cut. Now its first MI is all
+    before the cut, or, with a 2-s head start, all after it."""
     from lab.runlog import read_intervals
 
     scn = tmp_path / "clock-check.toml"
     scn.write_text(
-        'name = "clock-check"\ndescription = "300 Mbit/s, 2 ms; 30 Mbit/s from 1.5 s"\n'
+        f'name = "clock-check"\nhead_start_s = {head}\n'
+        'description = "300 Mbit/s, 2 ms; 30 Mbit/s from 1.5 s"\n'
         '[[path]]\nrate = "300mbit"\nrtt_ms = 2\nqueue = "1bdp"\n'
         '[[schedule]]\nat_s = 1.5\naction = "set_rate"\npath = 1\nrate = "30mbit"\n'
     )
@@ -179,5 +182,8 @@ def test_a_timed_scenario_starts_its_clock_with_the_transfer(tmp_path: Path) -> 
     _run(["experiment", str(exp), "--no-sweep", "--out", str(out)], timeout=120)
     (log,) = (out / "logs").glob("*/r1-t1.jsonl")
     mis = read_intervals(log)
-    assert mis[0]["throughput_bps"] > 150e6, mis[0]  # the first MI: before the cut
+    if head:
+        assert mis[0]["throughput_bps"] < 60e6, mis[0]  # the cut came before the transfer
+    else:
+        assert mis[0]["throughput_bps"] > 150e6, mis[0]  # the first MI: before the cut
     assert mis[2]["throughput_bps"] < 60e6, mis[2]  # the third: after it (the schedule ran)

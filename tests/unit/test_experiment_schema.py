@@ -161,7 +161,6 @@ def test_sender_command_line() -> None:
     assert "/src" in argv and "--mem" not in argv
 
 
-
 def test_a_gated_sender_waits_for_the_scenario_clock(tmp_path: Path) -> None:
     """Round 46: a single sender in a timed scenario imports its controller, says it is ready,
     and starts only when the harness (having started the scenario's schedule) lets it go, so a
@@ -191,6 +190,16 @@ def test_a_gated_sender_waits_for_the_scenario_clock(tmp_path: Path) -> None:
     timed = _ScheduleClock(lambda: never.append(1.0), 0.02, None)
     timed.join(timeout=5)
     assert never == [1.0]  # staggered transfers: the schedule starts after the lead
+
+    # A scenario's head start: the schedule begins at once, the sender goes that much later.
+    early = tmp_path / "early"
+    Path(f"{early}.ready").touch()
+    t0 = time.monotonic()
+    head = _ScheduleClock(lambda: begun.append(time.monotonic()), 0.0, early, 0.3)
+    head.join(timeout=5)
+    assert begun[-1] - t0 < 0.1 and Path(f"{early}.go").exists()
+    assert time.monotonic() - t0 >= 0.3
+
 
 # -- summary.json from synthetic run logs ---------------------------------------------------
 

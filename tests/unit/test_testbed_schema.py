@@ -77,6 +77,12 @@ def test_minimal_defaults() -> None:
     assert p.goodput_bps == pytest.approx(1e9 * 1448 / 1514)
 
 
+def test_a_head_start_for_established_flows() -> None:
+    # Round 46: the schedule may run before the transfer (a link already shared); default 0.
+    assert parse(MINIMAL).head_start_s == 0.0
+    assert parse("head_start_s = 2.5\n" + MINIMAL + "[[background]]\n").head_start_s == 2.5
+
+
 def test_per_direction_delay_queue_and_loss_forms() -> None:
     scn = parse(
         '[[path]]\nrate = "100mbit"\ndelay_fwd_ms = 10\ndelay_rev_ms = 5\nqueue = "256KiB"\nloss = "0.5%"\n'
@@ -129,6 +135,8 @@ BAD = [
     (MINIMAL + '[[schedule]]\nat_s = 1\naction = "path_down"\npath = 3\n', "not a path"),
     (MINIMAL + '[[schedule]]\nat_s = 1\naction = "start_background"\nflow = "nope"\n', "nope"),
     (MINIMAL + "pairs = 0\n", "pairs"),
+    ("head_start_s = 2\n" + MINIMAL, r"head_start_s needs \[\[background\]\] or \[\[schedule\]\]"),
+    ("head_start_s = 11\n" + MINIMAL + "[[background]]\n", "head_start_s.*outside"),
     ('name = "has space"\n' + MINIMAL, "name"),
 ]
 
