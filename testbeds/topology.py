@@ -81,12 +81,16 @@ def tbf_burst(rate_bps: float) -> int:
     return int(min(256 * 1024, max(32 * 1024, rate_bps * 0.002 / 8)))
 
 
-def tbf_args(dev: str, path: PathSpec, rate_bps: float | None = None) -> list[str]:
-    """``tc qdisc replace`` arguments for the bottleneck of ``path`` (optionally a new rate)."""
+def tbf_args(
+    dev: str, path: PathSpec, rate_bps: float | None = None, min_burst: int = 0
+) -> list[str]:
+    """``tc qdisc replace`` arguments for the bottleneck of ``path`` (optionally a new rate,
+    and a bucket of at least ``min_burst`` bytes)."""
     rate = int(rate_bps if rate_bps is not None else path.rate_bps)
-    limit = max(path.queue_bytes, tbf_burst(rate))
+    burst = max(tbf_burst(rate), min_burst)
+    limit = max(path.queue_bytes, burst)
     return ["qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{rate}bit",
-            "burst", str(tbf_burst(rate)), "limit", str(limit)]  # fmt: skip
+            "burst", str(burst), "limit", str(limit)]  # fmt: skip
 
 
 ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
@@ -110,6 +114,8 @@ class Builder:
         self.name, self.scn = name, scn
         self.hosts = plan_hosts(scn)
         self.router = ns_name(name, "router")
+        self._buckets: dict[int, int] = {}
+        """The largest tbf bucket each path has had (bytes; see :meth:`set_rate`)."""
 
     def ns(self, host: str) -> str:
         return ns_name(self.name, host)
@@ -257,8 +263,18 @@ class Builder:
     # -- runtime changes (schedule) -------------------------------------------------------
 
     def set_rate(self, p: int, rate_bps: float) -> None:
-        """Change the bottleneck rate of path ``p`` (queue limit unchanged)."""
-        sh(["tc", "-n", self.router, *tbf_args(f"dn{p}", self.scn.paths[p - 1], rate_bps)])
+        """Change the bottleneck rate of path ``p`` (queue limit unchanged).
+
+        The bucket never shrinks below the largest this path has had. tbf splits a GSO packet
+        larger than its bucket when it is queued, not when the bucket changes: after a cut
+        from 400 to 100 Mbit/s (bucket 100 KB -> 32 KB) the sender's TSO packets already
+        queued (min_tso_segs 32: >= 46 KB) could never gather the tokens to leave, and the
+        path carried nothing for the rest of the run (round 46). A rise keeps its own, larger
+        bucket."""
+        path = self.scn.paths[p - 1]
+        bucket = max(self._buckets.get(p, tbf_burst(path.rate_bps)), tbf_burst(rate_bps))
+        self._buckets[p] = bucket
+        sh(["tc", "-n", self.router, *tbf_args(f"dn{p}", path, rate_bps, bucket)])
 
     def set_path_state(self, p: int, up: bool) -> None:
         """Blackhole path ``p`` in both directions (down) or let it pass again (up)."""

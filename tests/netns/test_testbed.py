@@ -280,3 +280,30 @@ def test_sigterm_inside_the_block_tears_down(snapshot: dict[str, str]) -> None:
     proc.terminate()
     assert proc.wait(timeout=90) == 143
     assert_gone(Testbed(load_scenario("wan-1g-50ms"), name="termtest"), [delay_pid], snapshot)
+
+
+def test_a_rate_cut_under_load_keeps_the_path_moving(tmp_path: Path) -> None:
+    """Round 46: a cut from 400 to 100 Mbit/s while two TCP streams fill the path. tbf splits
+    a GSO packet larger than its bucket when it is queued; the sender's TSO packets (>= 46 KB
+    with min_tso_segs 32) queued under the 100-KB bucket used to sit at the head of a 32-KB
+    one for good, and the path carried nothing. The bucket now never shrinks."""
+    scn_file = tmp_path / "cut.toml"
+    scn_file.write_text('[[path]]\nrate = "400mbit"\nrtt_ms = 2\nqueue = "1bdp"\n')
+    with Testbed(load_scenario(scn_file)) as tb:
+        snd, rcv = tb.hosts["sender"], tb.hosts["receiver"]
+        server = rcv.popen(["iperf3", "-s", "-1", "-p", "5334"], stdout=subprocess.DEVNULL)
+        try:
+            time.sleep(0.5)
+            client = snd.popen(
+                ["iperf3", "-c", rcv.addr, "-p", "5334", "-t", "4", "-P", "2", "-J"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            time.sleep(1.5)
+            tb.set_rate(1, 100e6)
+            out, _ = client.communicate(timeout=30)
+        finally:
+            server.kill()
+            server.wait()
+    last = json.loads(out)["intervals"][-1]["sum"]["bits_per_second"]
+    assert 50e6 < last < 110e6, last  # moving, at the new rate

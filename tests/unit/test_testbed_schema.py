@@ -176,6 +176,11 @@ def test_tbf_arguments() -> None:
     assert args[args.index("rate") + 1] == "1000000000bit"
     assert int(args[args.index("limit") + 1]) == p.queue_bytes
     assert tbf_args("dn1", p, 5e8)[args.index("rate") + 1] == "500000000bit"
+    # a cut keeps the bucket it had (round 46: queued TSO packets larger than a new, smaller
+    # bucket never leave, and the path stalls); the queue limit grows with it if it must
+    cut = tbf_args("dn1", p, 1e8, min_burst=100_000)
+    assert cut[cut.index("burst") + 1] == "100000" and cut[cut.index("rate") + 1] == "100000000bit"
+    assert int(cut[cut.index("limit") + 1]) == max(p.queue_bytes, 100_000)
 
 
 def test_schedule_runner_applies_events_in_order() -> None:
