@@ -61,8 +61,8 @@ found more utility.
 
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
 that the inner controller did not propose or the transfer did not just run (except a
-``probe``, one step of ``probe_factor`` up), so it cannot ramp: its price is a correct retreat refused (or undone) while a wrong entry is fresh,
-bounded by ``ttl``.
+``probe``, one step of ``probe_factor`` up), so it cannot ramp: its price is a correct
+retreat refused (or undone) while a wrong entry is fresh, bounded by ``ttl``.
 """
 
 from __future__ import annotations
@@ -270,11 +270,11 @@ class Ledger:
         beats the count left by the band, else go back to that count."""
         assert self.probing is not None
         src, dst = self.probing
-        if here != dst or dst not in self.est:
-            if here == dst:
-                return dst  # its join MI: not entered, wait one more
-            self.probing = None  # an outer wrapper moved the count: the probe is off
+        if here != dst:  # an outer wrapper moved the count: the probe is off
+            self.probing = None
             return here
+        if dst not in self.est:
+            return dst  # its join MI: not entered, wait one more
         self.probing = None
         if self._worse(src, dst):
             self.kept += 1
