@@ -68,6 +68,7 @@ retreat refused (or undone) while a wrong entry is fresh, bounded by ``ttl``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import log
 
 from policy.base import ControllerConfig, RuleWrapper
 from policy.gd import RuleConfig
@@ -119,19 +120,33 @@ class LedgerConfig(RuleConfig):
     probe_factor: int = 2
     """How many times the current count a probe runs."""
 
+    climb: float = 0.0
+    """If > 0: when the highest count with a recent entry has the best one and beats the
+    lowest such count by the band with an elasticity (log utility gain over log count
+    gain) of at least this, run ``probe_factor`` times that highest count (a probe judged
+    against it)."""
+    climb_spread: float = 1.5
+    """The highest recent count over the lowest must reach this for ``climb``."""
+    climb_rtt_ms: float = 0.0
+    """If > 0, ``climb`` acts on paths whose minimum RTT is at most this (in place of
+    ``max_rtt_ms``)."""
+
     def __post_init__(self) -> None:
         if not (
             0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0
             and self.reset >= 0 and self.noise >= 0 and self.probe >= 0 and self.probe_top >= 1
-            and self.probe_factor >= 2
+            and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
+            and self.climb_rtt_ms >= 0
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
-                "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1 and probe_factor >= 2, "
+                "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
+                "climb >= 0, climb_spread > 1 and climb_rtt_ms >= 0, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
-                f"probe_factor={self.probe_factor}"
+                f"probe_factor={self.probe_factor}, climb={self.climb}, "
+                f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}"
             )
 
 
@@ -176,6 +191,8 @@ class Ledger:
         """Probes started."""
         self.kept = 0
         """Probes whose count read better than the count they left, and stayed."""
+        self.climbs = 0
+        """Probes started by ``climb`` (also counted in ``probes``)."""
 
     def _enter(self, signals: SignalVector) -> None:
         for n in list(self.age):
@@ -212,8 +229,8 @@ class Ledger:
         self.resets += 1
         return True
 
-    def _gated(self, signals: SignalVector) -> bool:
-        top, rtt = self.lc.max_rtt_ms, signals.min_rtt_ms
+    def _gated(self, signals: SignalVector, top: float | None = None) -> bool:
+        top, rtt = self.lc.max_rtt_ms if top is None else top, signals.min_rtt_ms
         return top <= 0 or rtt is None or rtt <= top
 
     def step(self, proposed: int, signals: SignalVector) -> int:
@@ -234,6 +251,13 @@ class Ledger:
         if best:
             self.seeks += 1
             return best
+        if self.lc.climb and proposed <= here and self._gated(signals, self._climb_top()):
+            src, up = self._climb()
+            if up:
+                self.probes += 1
+                self.climbs += 1
+                self.probing = (src, up)
+                return up
         up = self._probe(here) if self.lc.probe and proposed <= here and gated else 0
         if up:
             self.probes += 1
@@ -264,6 +288,24 @@ class Ledger:
             return 0
         up = self.config.clip(here * self.lc.probe_factor)
         return up if up > here and up not in self.est else 0
+
+    def _climb_top(self) -> float:
+        return self.lc.climb_rtt_ms or self.lc.max_rtt_ms
+
+    def _climb(self) -> tuple[int, int]:
+        """(the highest recent count, the count to probe above it) when utility rises with
+        the count across the recent entries steeply enough (``climb``); (0, 0) if not."""
+        fresh = {n: self.est[n] for n, a in self.age.items() if a <= self.lc.seek_age}
+        if len(fresh) < 2:
+            return 0, 0
+        hi, lo = max(fresh), min(fresh)
+        e_hi, e_lo = fresh[hi], fresh[lo]
+        if hi < lo * self.lc.climb_spread or max(fresh.values()) > e_hi or e_lo <= 0:
+            return 0, 0
+        if not self._worse(lo, hi) or log(e_hi / e_lo) < self.lc.climb * log(hi / lo):
+            return 0, 0
+        up = self.config.clip(hi * self.lc.probe_factor)
+        return (hi, up) if up > hi and up not in self.est else (0, 0)
 
     def _probed(self, here: int) -> int:
         """While probing: hold the probed count until it has an entry, then keep it if it

@@ -257,3 +257,53 @@ def test_probe_respects_its_top_the_gate_and_an_inner_that_adds() -> None:
     for bad in ("probe=-1", "probe_top=0", "probe_factor=1"):
         with pytest.raises(ValueError, match="ledger: needs"):
             LedgerConfig.parse(bad)
+
+
+def established_bbr(n: int) -> tuple[float, float]:
+    """hand-bbr-established-1g's sweep (round 46), interpolated: our Mbit/s and loss at n
+    streams beside an established BBR rival; utility rises to 16 (U(1) 10.9, U(16) 51.3)."""
+    counts = (1, 2, 4, 8, 12, 16, 24, 32)
+    mbps = (13.5, 25.0, 37.4, 69.6, 97.6, 127.1, 169.6, 203.6)
+    loss = (1.85, 2.05, 2.83, 2.98, 3.02, 3.23, 3.68, 4.15)
+    i = max(k for k, c in enumerate(counts) if c <= n) if n < 32 else 6
+    f = (n - counts[i]) / (counts[i + 1] - counts[i])
+    return mbps[i] + f * (mbps[i + 1] - mbps[i]), (loss[i] + f * (loss[i + 1] - loss[i])) / 100
+
+
+BBR_WALK = "script:" + "-".join(["1-2-3-2"] * 8)
+"""An inner policy that walks 1-2-3-2 for ever (the shipped policy's walk beside a BBR rival)."""
+
+
+def test_a_climb_doubles_while_utility_grows_with_the_count() -> None:
+    # Round 47: the inner walk's entries at 1, 2 and 3 rise nearly in proportion to the count
+    # (elasticity > 0.5), so the ledger runs twice the highest (6), keeps it, and so on up to
+    # 12-16, where the next doubling reads worse. Without climb it stays on the walk.
+    path, _ = run(f"ledger:noise=2:{BBR_WALK}", established_bbr, 30)
+    assert max(path) == 3
+    path, c = run(f"ledger:noise=2,climb=0.5:{BBR_WALK}", established_bbr, 30)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert rule.climbs >= 3 and rule.kept >= 2
+    assert sum(n >= 8 for n in path) >= 12 and max(path) <= 32  # 3 on the plain walk
+    assert path[-5:].count(16) >= 3
+
+
+def test_a_climb_never_fires_where_our_own_streams_cause_the_loss() -> None:
+    # One stream fills the LAN; every further one only adds loss: the entries fall with the
+    # count (elasticity < 0), so the walk is left alone, as without climb.
+    plain, _ = run(f"ledger:noise=2:{BBR_WALK}", own_loss_lan, 30)
+    path, c = run(f"ledger:noise=2,climb=0.5:{BBR_WALK}", own_loss_lan, 30)
+    assert path == plain and c.rule.climbs == 0  # type: ignore[attr-defined]
+
+
+def test_climb_respects_its_gate() -> None:
+    # Above climb_rtt_ms (or max_rtt_ms, without it) no climb; climb_rtt_ms overrides the
+    # ledger's gate for the climb alone.
+    for spec in ("max_rtt_ms=20,climb=0.5", "climb=0.5,climb_rtt_ms=20"):
+        path, c = run(f"ledger:noise=2,{spec}:{BBR_WALK}", established_bbr, 20, min_rtt_ms=30.0)
+        assert max(path) == 3 and c.rule.climbs == 0  # type: ignore[attr-defined]
+    path, c = run(f"ledger:max_rtt_ms=20,noise=2,climb=0.5,climb_rtt_ms=35:{BBR_WALK}",
+                  established_bbr, 20, min_rtt_ms=30.0)  # fmt: skip
+    assert c.rule.climbs >= 1 and max(path) >= 6  # type: ignore[attr-defined]
+    for bad in ("climb=-0.1", "climb_spread=1", "climb_rtt_ms=-1"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
