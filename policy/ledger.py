@@ -58,11 +58,24 @@ found more utility.
    band, else go back. A kept probe is held by the veto and the undo like any count the
    inner walk found; a failed one leaves its entry, so the same probe waits ``ttl`` MIs.
    Its price where few streams are right: two MIs at the higher count per ``ttl`` + P MIs.
+8. **Climb** (round 47; off by default). Round 46's probe fires on a timer, so it also runs
+   where the inner walk was right (its development block: -0.08). ``climb=E`` fires on the
+   shape of the entries instead: when the inner controller holds or retreats and, among the
+   counts entered in the last ``seek_age`` MIs, the highest one ``hi`` has the best entry, is
+   at least ``climb_spread`` times the lowest ``lo``, beats it by the band, and utility grows
+   with the count at an elasticity ``log(U_hi / U_lo) / log(hi / lo)`` of at least E, the
+   count ``probe_factor`` times ``hi`` is probed against ``hi`` (kept if it beats ``hi`` by the
+   band, else back to ``hi``). Beside an established BBR rival the inner +1/-1 walk between 1
+   and 3 makes such entries (hand-bbr-established-1g's sweep: U 10.9, 19.3, 24.9, 39.4 at 1, 2,
+   4, 8 streams, the loss the rival's); where our own streams cause the loss, or one stream
+   fills the link, utility does not grow with the count and the rule never fires.
+   ``climb_rtt_ms`` gates it apart from the rest of the ledger.
 
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
-that the inner controller did not propose or the transfer did not just run (except a
-``probe``, one step of ``probe_factor`` up), so it cannot ramp: its price is a correct
-retreat refused (or undone) while a wrong entry is fresh, bounded by ``ttl``.
+that the inner controller did not propose or the transfer did not just run, except a
+``probe`` or a ``climb``: one step of ``probe_factor`` up, kept only if its first entered MI
+reads better. Without those it cannot ramp: its price is a correct retreat refused (or
+undone) while a wrong entry is fresh, bounded by ``ttl``.
 """
 
 from __future__ import annotations
