@@ -47,6 +47,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from policy.band import BandConfig
 from policy.base import ControllerConfig
 from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
@@ -417,6 +418,12 @@ class PPOController:
         self.stacked = StackedActors.of(self.nets)
         self.meta: dict[str, Any] = meta
         self.combine = combiner(str(meta.get("rule", "mean")))
+        self.band: BandConfig | None = None
+        """Set when the file's ``meta["band"]`` names one: which members decide on paths of
+        which minimum RTT (:mod:`policy.band`)."""
+        if meta.get("band") is not None:
+            self.band = BandConfig.from_dict(meta["band"])
+            self.band.rows(len(self.nets), None)  # a bad index is an error now, not mid-run
         self.target = config.clip(config.initial_streams or starts.pop())
         self.judge: AddJudge | None = None
         """Set when the file's ``meta["judge"]`` names a judge: large adds are judged by the
@@ -491,7 +498,10 @@ class PPOController:
         if len(self.nets) == 1:
             a = self.act(self.features.push(signals))
         else:  # an ensemble: its combine rule over the members' probabilities
-            a = self.combine(self.member_probabilities(signals))
+            probs = self.member_probabilities(signals)  # every history pushed
+            if self.band is not None:  # only the members that decide on this path
+                probs = probs[self.band.rows(len(self.nets), signals.min_rtt_ms)]
+            a = self.combine(probs)
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:
             self.target = self.judge.step(self.target, signals)

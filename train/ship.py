@@ -30,6 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from policy.band import BandConfig
 from policy.fast import FastConfig
 from policy.judge import JudgeConfig
 from policy.ledger import LedgerConfig
@@ -82,9 +83,9 @@ def ship(
     return record
 
 
-RULES = ("judge", "warmup", "fast", "ledger")
+RULES = ("judge", "warmup", "fast", "ledger", "band")
 """The rules ``ppo`` applies itself when a file's meta names them, in the order the record
-lists them."""
+lists them (``band``: which members decide on paths of which minimum RTT)."""
 
 
 def _wrappers(
@@ -93,9 +94,10 @@ def _wrappers(
     warmup: WarmupConfig | None,
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
+    band: BandConfig | None = None,
 ) -> dict[str, Any]:
     """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`)."""
-    for key, cfg in zip(RULES, (judge, warmup, fast, ledger), strict=True):
+    for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
@@ -142,16 +144,20 @@ def ship_ensemble(
     warmup: WarmupConfig | None = None,
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
+    band: BandConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
-    (:data:`policy.ppo.COMBINE`); return the record written next to it. Read every member
-    before writing, so a member that is the current default survives."""
+    (:data:`policy.ppo.COMBINE`), ``band`` naming which of them decide on which paths; return
+    the record written next to it. Read every member before writing, so a member that is the
+    current default survives."""
     combiner(rule)
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
+    if band is not None:
+        band.rows(len(trained), None)  # its member index must name one of these
     tmp = dest.with_name(dest.name + ".new")
     meta = _wrappers(
-        {"selection": note, "rule": rule, "members": trained}, judge, warmup, fast, ledger
+        {"selection": note, "rule": rule, "members": trained}, judge, warmup, fast, ledger, band
     )
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
@@ -214,11 +220,23 @@ if __name__ == "__main__":
         help="with --ensemble or --checkpoint: ppo refuses or undoes a retreat into a count "
         "just measured as worse (policy/ledger.py), e.g. --ledger seek=1,max_rtt_ms=20",
     )
+    ap.add_argument(
+        "--band",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble: on paths whose minimum RTT is in (min_rtt_ms, max_rtt_ms] only "
+        "member `inside` (default: the last) decides, elsewhere the others (policy/band.py), "
+        "e.g. --band min_rtt_ms=20,max_rtt_ms=60",
+    )
     a = ap.parse_args()
     jc = JudgeConfig() if a.judge else None
     wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
     fc = None if a.fast is None else FastConfig.parse(a.fast)
     lc = None if a.ledger is None else LedgerConfig.parse(a.ledger)
+    bc = None if a.band is None else BandConfig.parse(a.band)
+    if bc is not None and not a.ensemble:
+        ap.error("--band needs --ensemble")
     rules_given = a.judge or wc is not None or fc is not None or lc is not None
     if rules_given and not (a.ensemble or a.checkpoint):
         ap.error("--judge, --warmup, --fast and --ledger need --ensemble or --checkpoint")
@@ -229,7 +247,7 @@ if __name__ == "__main__":
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
         rec = ship_ensemble(
-            a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc
+            a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc, band=bc
         )
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:

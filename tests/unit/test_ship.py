@@ -321,3 +321,48 @@ def test_the_shipped_file_decides_as_its_record_says() -> None:
         paths = [world_path(s, rtt, cc, 16, loss, per_stream)[1] for s in (spec, "ppo")]
         assert paths[0] == paths[1], (rtt, cc, loss, paths)
         assert len(set(paths[0])) > 1 or loss, paths  # the comparison covers changes
+
+
+def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
+    tmp_path: Path,
+) -> None:
+    """``--band`` (round 47): a bundle of the shipped pair plus the kicked hold member decides
+    MI for MI as that member alone on a path whose minimum RTT is inside the band, and as the
+    pair without it outside the band or when the RTT is unknown; a bad member index or band is
+    refused."""
+    import pytest
+
+    from policy.band import BandConfig
+    from policy.base import ControllerConfig, make_controller
+    from policy.signals import SignalVector
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    pair = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    kick = cand / "hold-kick22-s3.pt"
+    dest, plain = tmp_path / "banded.pt", tmp_path / "pair.pt"
+    ship_ensemble(pair, plain, note="pair")
+    rec = ship_ensemble([*pair, kick], dest, note="band", band=BandConfig.parse("max_rtt_ms=60"))
+    assert rec["shipped"]["band"] == {"min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1}
+
+    def walk(spec: str, min_rtt_ms: float | None) -> list[int]:
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for t in range(16):  # a 30-ms path shared with a BBR rival: 2 % loss at any count
+            thr = 12e6 * n
+            n = c.decide(SignalVector(
+                t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
+                loss_rate=0.02, rtt_ms=33.0, min_rtt_ms=min_rtt_ms, rtt_gradient=0.0,
+                rtt_ratio=1.1,
+            ))  # fmt: skip
+            path.append(n)
+        return path
+
+    inside, outside = walk(f"ppo:{kick}", 30.0), walk(f"ppo:{plain}", 30.0)
+    assert inside != outside  # the two decide differently here, so the test can tell
+    assert walk(f"ppo:{dest}", 30.0) == inside
+    assert walk(f"ppo:{dest}", 80.0) == walk(f"ppo:{plain}", 80.0)
+    assert walk(f"ppo:{dest}", None) == walk(f"ppo:{plain}", None)
+    with pytest.raises(ValueError, match="band: member 3 of a bundle of 3"):
+        ship_ensemble([*pair, kick], tmp_path / "x.pt", band=BandConfig(inside=3))
+    with pytest.raises(ValueError, match="band: needs"):
+        BandConfig.parse("min_rtt_ms=60,max_rtt_ms=20")

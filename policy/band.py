@@ -1,0 +1,57 @@
+"""A bundle's ``meta["band"]``: which of its members decide on paths of which minimum RTT.
+
+Round 47 (issue #16, ``docs/results/issue16-round47/``). The one policy on record that climbs
+beside BBR flows on the testbed is round 22's kickstarted hold member (``hold-kick22-s3``):
+alone it held 11-17 streams on ``hand-bbr-shared-1g`` (30 ms) where the shipped pair holds
+1-4, and it shares evenly with copies of itself in fig3 (round 23). In the mean vote with
+``onoff-s4`` its climb is cancelled; alone it see-saws +5/-5 on LANs of 0.7-1.7 ms where one
+stream is best (round 23: gen-v2-v10 -0.54). Nothing the networks observe separates those two
+kinds of network at the moment they decide, but the path's minimum RTT separates where it was
+measured to pay and to cost, and on paths of at most 20 ms the shipped ledger acts already.
+
+So a bundle may name a band of minimum RTTs and the members that decide inside it: on a path
+whose minimum RTT is above ``min_rtt_ms`` and at most ``max_rtt_ms``, the ensemble's combine
+rule runs over the ``inside`` members' probabilities only; elsewhere (an unknown RTT too) over
+the other members'. Every member's feature history is pushed every MI either way, so a member
+that starts deciding mid-transfer (the minimum RTT fell below the band's edge) decides from a
+whole history. The rules after the networks (judge, warm-up, ledger) are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policy.gd import RuleConfig
+
+
+@dataclass(frozen=True, slots=True)
+class BandConfig(RuleConfig):
+    """Which members decide where (see the module docstring)."""
+
+    who = "band"
+
+    min_rtt_ms: float = 20.0
+    """The band's lower edge (exclusive)."""
+    max_rtt_ms: float = 60.0
+    """The band's upper edge (inclusive)."""
+    inside: int = -1
+    """The member (its index in the bundle; negative counts from the end) that decides inside
+    the band; the others decide outside it."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_rtt_ms < self.max_rtt_ms:
+            raise ValueError(
+                "band: needs 0 <= min_rtt_ms < max_rtt_ms, "
+                f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
+            )
+
+    def rows(self, n_members: int, min_rtt_ms: float | None) -> list[int]:
+        """The members (indices) that decide on a path of this minimum RTT."""
+        if n_members < 2 or not -n_members <= self.inside < n_members:
+            raise ValueError(
+                f"band: member {self.inside} of a bundle of {n_members}: needs two or more "
+                "members and an index among them"
+            )
+        inside = self.inside % n_members
+        within = min_rtt_ms is not None and self.min_rtt_ms < min_rtt_ms <= self.max_rtt_ms
+        return [inside] if within else [i for i in range(n_members) if i != inside]
