@@ -15,6 +15,11 @@ rule runs over the ``inside`` members' probabilities only; elsewhere (an unknown
 the other members'. Every member's feature history is pushed every MI either way, so a member
 that starts deciding mid-transfer (the minimum RTT fell below the band's edge) decides from a
 whole history. The rules after the networks (judge, warm-up, ledger) are unchanged.
+
+``not_cc`` (round 47c): K3 never trained on the loss our own BBR streams make (round 18: 6-13 %
+at 2-16 streams below 1 BDP of queue), and on the one validation path of the band where our
+streams run BBR (gen-v3-v03) it read 0.33 against the pair's 0.63; ``not_cc=bbr`` keeps the
+pair deciding there.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ class BandConfig(RuleConfig):
     inside: int = -1
     """The member (its index in the bundle; negative counts from the end) that decides inside
     the band; the others decide outside it."""
+    not_cc: str = ""
+    """If set: the band does not apply while our streams run this congestion control (the
+    signal vector's ``cc``; an unknown cc is not it)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_rtt_ms < self.max_rtt_ms:
@@ -45,8 +53,9 @@ class BandConfig(RuleConfig):
                 f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
             )
 
-    def rows(self, n_members: int, min_rtt_ms: float | None) -> list[int]:
-        """The members (indices) that decide on a path of this minimum RTT."""
+    def rows(self, n_members: int, min_rtt_ms: float | None, cc: str | None = None) -> list[int]:
+        """The members (indices) that decide on a path of this minimum RTT, with our streams
+        on ``cc``."""
         if n_members < 2 or not -n_members <= self.inside < n_members:
             raise ValueError(
                 f"band: member {self.inside} of a bundle of {n_members}: needs two or more "
@@ -54,4 +63,5 @@ class BandConfig(RuleConfig):
             )
         inside = self.inside % n_members
         within = min_rtt_ms is not None and self.min_rtt_ms < min_rtt_ms <= self.max_rtt_ms
+        within = within and not (self.not_cc and cc == self.not_cc)
         return [inside] if within else [i for i in range(n_members) if i != inside]

@@ -500,7 +500,7 @@ class PPOController:
         else:  # an ensemble: its combine rule over the members' probabilities
             probs = self.member_probabilities(signals)  # every history pushed
             if self.band is not None:  # only the members that decide on this path
-                probs = probs[self.band.rows(len(self.nets), signals.min_rtt_ms)]
+                probs = probs[self.band.rows(len(self.nets), signals.min_rtt_ms, signals.cc)]
             a = self.combine(probs)
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:

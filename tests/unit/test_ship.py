@@ -342,9 +342,11 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     dest, plain = tmp_path / "banded.pt", tmp_path / "pair.pt"
     ship_ensemble(pair, plain, note="pair")
     rec = ship_ensemble([*pair, kick], dest, note="band", band=BandConfig.parse("max_rtt_ms=60"))
-    assert rec["shipped"]["band"] == {"min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1}
+    assert rec["shipped"]["band"] == {
+        "min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1, "not_cc": ""
+    }  # fmt: skip
 
-    def walk(spec: str, min_rtt_ms: float | None) -> list[int]:
+    def walk(spec: str, min_rtt_ms: float | None, cc: str | None = None) -> list[int]:
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for t in range(16):  # a 30-ms path shared with a BBR rival: 2 % loss at any count
@@ -352,7 +354,7 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
             n = c.decide(SignalVector(
                 t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
                 loss_rate=0.02, rtt_ms=33.0, min_rtt_ms=min_rtt_ms, rtt_gradient=0.0,
-                rtt_ratio=1.1,
+                rtt_ratio=1.1, cc=cc,
             ))  # fmt: skip
             path.append(n)
         return path
@@ -362,6 +364,12 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     assert walk(f"ppo:{dest}", 30.0) == inside
     assert walk(f"ppo:{dest}", 80.0) == walk(f"ppo:{plain}", 80.0)
     assert walk(f"ppo:{dest}", None) == walk(f"ppo:{plain}", None)
+    # not_cc=bbr (round 47c): our BBR streams inside the band are the pair's again
+    nocc = tmp_path / "nocc.pt"
+    ship_ensemble([*pair, kick], nocc, note="band", band=BandConfig.parse("not_cc=bbr"))
+    assert walk(f"ppo:{nocc}", 30.0, "cubic") == inside
+    assert walk(f"ppo:{nocc}", 30.0, "bbr") == walk(f"ppo:{plain}", 30.0, "bbr")
+    assert walk(f"ppo:{dest}", 30.0, "bbr") == walk(f"ppo:{kick}", 30.0, "bbr")
     with pytest.raises(ValueError, match="band: member 3 of a bundle of 3"):
         ship_ensemble([*pair, kick], tmp_path / "x.pt", band=BandConfig(inside=3))
     with pytest.raises(ValueError, match="band: needs"):
