@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round 47: candidates beside ppo, one block per call, from a frozen worktree (README.md here).
 #   WT=/work/wt/r47 R=/work/runs/r47 CAND="SPEC [SPEC...]" TAG=c47- \
-#     bash docs/results/issue16-round47/eval47.sh est|dev|bbr|bbr3|mid|midtest|named|sitlan|g7|g2short|test
+#     bash docs/results/issue16-round47/eval47.sh est|dev|bbr|bbr3|mid|mid4|midtest|named|sitlan|g7|g2short|test
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}; CAND=${CAND-}  # empty: ppo alone (a status reading)
 cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R"
@@ -13,6 +13,7 @@ case $b in
   bbr) set -- 4 --scenario-file configs/sets/bbr30.txt --reference docs/results/gen-v1-validation --reference docs/results/situations-established ;;
   bbr3) set -- 3 --scenario-file configs/sets/bbr30.txt --reference docs/results/gen-v1-validation --reference docs/results/situations-established ;;
   mid) set -- 3 --scenario-file configs/sets/mid-rtt-val.txt --reference docs/results/gen-v1-validation --reference docs/results/gen-v2-validation --reference docs/results/gen-v3-validation ;;
+  mid4) set -- 3 --scenario-file configs/sets/mid-rtt-val-cubic.txt --reference docs/results/gen-v1-validation --reference docs/results/gen-v2-validation --reference docs/results/gen-v3-validation ;;
   midtest) set -- 3 --scenario-file configs/sets/mid-rtt-test.txt --reference docs/results/issue16-test-hold-s2 --reference docs/results/gen-v2-test ;;
   named) set -- 2 --scenarios bg-1g-30ms,paper-fig1,wan-1g-50ms,lossy-1g-50ms --reference docs/results/named-hold-s2 ;;
   sitlan) set -- 4 --scenario-file configs/sets/situations-lan.txt --reference docs/results/gen-v1-validation ;;
