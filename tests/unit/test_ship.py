@@ -294,21 +294,36 @@ def test_ships_an_ensemble_with_a_ledger_that_ppo_applies_itself(tmp_path: Path)
     assert acted.vetoes + acted.undos + acted.seeks > 0
 
 
-def test_the_shipped_file_decides_as_its_record_says() -> None:
-    """``policy/weights/default.json`` names the members, rule and warm-up of the shipped
-    bundle; the spec built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms path, on
-    a 150-ms BBR path whose rate grows with the count, and beside 1 % loss that others cause
-    (the record is how anyone rebuilds a policy that shipped once)."""
+def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
+    """``policy/weights/default.json`` names the members, rule, warm-up, ledger and band of the
+    shipped bundle; the policy built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms
+    path, on a 150-ms BBR path whose rate grows with the count, and beside 1 % loss that others
+    cause (the record is how anyone rebuilds a policy that shipped once). Without a band the
+    record is rebuilt as a spec of wrappers; a band (round 47) exists only inside a bundle, so
+    then the record's members and rules are shipped again into a file of their own."""
+    from policy.band import BandConfig
+    from policy.ledger import LedgerConfig
     from policy.ppo import DEFAULT_CHECKPOINT
+    from policy.warmup import WarmupConfig
     from tests.unit.test_guard import world_path
 
     assert DEFAULT_CHECKPOINT.exists(), "the repository ships policy/weights/default.pt"
     root = Path(__file__).parents[2]
     rec = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["shipped"]
     assert rec["kind"] == "ensemble" and rec["rule"] == "mean" and not rec.get("judge")
-    spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
+    if rec.get("band"):
+        assert not rec.get("fast")
+        spec = f"ppo:{tmp_path / 'rebuilt.pt'}"
+        ship_ensemble(
+            [root / m for m in rec["members"]], tmp_path / "rebuilt.pt", note="rebuilt",
+            warmup=WarmupConfig.from_dict(rec["warmup"]) if rec.get("warmup") else None,
+            ledger=LedgerConfig.from_dict(rec["ledger"]) if rec.get("ledger") else None,
+            band=BandConfig.from_dict(rec["band"]),
+        )  # fmt: skip
+    else:
+        spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
     for rule in ("warmup", "ledger", "fast"):  # inside out: fast is the outermost wrapper
-        if rec.get(rule):
+        if rec.get(rule) and not rec.get("band"):
             spec = f"{rule}:" + ",".join(f"{k}={v}" for k, v in rec[rule].items()) + ":" + spec
     from policy.base import make_controller, mi_length
 
