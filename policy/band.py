@@ -53,15 +53,19 @@ class BandConfig(RuleConfig):
                 f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
             )
 
-    def rows(self, n_members: int, min_rtt_ms: float | None, cc: str | None = None) -> list[int]:
-        """The members (indices) that decide on a path of this minimum RTT, with our streams
-        on ``cc``."""
+    def split(self, n_members: int) -> tuple[list[int], list[int]]:
+        """(the members that decide outside the band, the one inside it), as row indices of a
+        bundle of ``n_members``; a bad index is an error (checked once, when a bundle is
+        built or shipped)."""
         if n_members < 2 or not -n_members <= self.inside < n_members:
             raise ValueError(
                 f"band: member {self.inside} of a bundle of {n_members}: needs two or more "
                 "members and an index among them"
             )
         inside = self.inside % n_members
+        return [i for i in range(n_members) if i != inside], [inside]
+
+    def applies(self, min_rtt_ms: float | None, cc: str | None = None) -> bool:
+        """Whether a path of this minimum RTT, with our streams on ``cc``, is inside the band."""
         within = min_rtt_ms is not None and self.min_rtt_ms < min_rtt_ms <= self.max_rtt_ms
-        within = within and not (self.not_cc and cc == self.not_cc)
-        return [inside] if within else [i for i in range(n_members) if i != inside]
+        return within and not (self.not_cc and cc == self.not_cc)

@@ -421,9 +421,11 @@ class PPOController:
         self.band: BandConfig | None = None
         """Set when the file's ``meta["band"]`` names one: which members decide on paths of
         which minimum RTT (:mod:`policy.band`)."""
+        self.band_rows: tuple[list[int], list[int]] = ([], [])
+        """The band's (outside, inside) member rows, split once here."""
         if meta.get("band") is not None:
             self.band = BandConfig.from_dict(meta["band"])
-            self.band.rows(len(self.nets), None)  # a bad index is an error now, not mid-run
+            self.band_rows = self.band.split(len(self.nets))
         self.target = config.clip(config.initial_streams or starts.pop())
         self.judge: AddJudge | None = None
         """Set when the file's ``meta["judge"]`` names a judge: large adds are judged by the
@@ -500,7 +502,7 @@ class PPOController:
         else:  # an ensemble: its combine rule over the members' probabilities
             probs = self.member_probabilities(signals)  # every history pushed
             if self.band is not None:  # only the members that decide on this path
-                probs = probs[self.band.rows(len(self.nets), signals.min_rtt_ms, signals.cc)]
+                probs = probs[self.band_rows[self.band.applies(signals.min_rtt_ms, signals.cc)]]
             a = self.combine(probs)
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:

@@ -154,7 +154,7 @@ def ship_ensemble(
     trained = [{"file": str(m), "training": c.get("meta", {})} for m in members
                for c in read_members(m)[0]]  # fmt: skip
     if band is not None:
-        band.rows(len(trained), None)  # its member index must name one of these
+        band.split(len(trained))  # its member index must name one of these
     tmp = dest.with_name(dest.name + ".new")
     meta = _wrappers(
         {"selection": note, "rule": rule, "members": trained}, judge, warmup, fast, ledger, band
