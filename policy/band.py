@@ -20,11 +20,23 @@ whole history. The rules after the networks (judge, warm-up, ledger) are unchang
 at 2-16 streams below 1 BDP of queue), and on the one validation path of the band where our
 streams run BBR (gen-v3-v03) it read 0.33 against the pair's 0.63; ``not_cc=bbr`` keeps the
 pair deciding there.
+
+``min_loss`` (round 48): inside the band K3 also holds 10-17 streams where nobody else is (a
+plain 1 Gbit/s, 50-ms WAN: 0.80 against the pair's 0.91, round 47d) and climbs past what a
+per-stream cap needs. What separates those paths from the ones it wins on is the loss the
+transfer sees while the pair holds a few streams: 0-0.1 % on a clean or capped WAN, 2-3 %
+beside BBR rivals, 5-15 % beside on/off BBR (round 47's logs). With ``min_loss`` set, the band
+applies only while the median loss rate of the last ``loss_window`` MIs is at least that; the
+median, not the mean, so one MI of slow-start or probe loss does not open it, and only once the
+window is full. The window runs on whoever decides, so beside BBR rivals the inside member keeps
+deciding while the loss stays; when the rivals leave and the loss falls, the others decide again.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+from statistics import median
 
 from policy.gd import RuleConfig
 
@@ -46,11 +58,22 @@ class BandConfig(RuleConfig):
     """If set: the band does not apply while our streams run this congestion control (the
     signal vector's ``cc``; an unknown cc is not it)."""
 
+    min_loss: float = 0.0
+    """If above 0: the band applies only while the median loss rate (0..1) of the last
+    ``loss_window`` MIs is at least this."""
+    loss_window: int = 5
+    """MIs in ``min_loss``'s median (MIs whose loss is unknown are not counted)."""
+
     def __post_init__(self) -> None:
         if not 0 <= self.min_rtt_ms < self.max_rtt_ms:
             raise ValueError(
                 "band: needs 0 <= min_rtt_ms < max_rtt_ms, "
                 f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
+            )
+        if not 0 <= self.min_loss < 1 or self.loss_window < 1:
+            raise ValueError(
+                "band: needs 0 <= min_loss < 1 and loss_window >= 1, "
+                f"got min_loss={self.min_loss}, loss_window={self.loss_window}"
             )
 
     def split(self, n_members: int) -> tuple[list[int], list[int]]:
@@ -65,7 +88,32 @@ class BandConfig(RuleConfig):
         inside = self.inside % n_members
         return [i for i in range(n_members) if i != inside], [inside]
 
-    def applies(self, min_rtt_ms: float | None, cc: str | None = None) -> bool:
-        """Whether a path of this minimum RTT, with our streams on ``cc``, is inside the band."""
+    def applies(
+        self, min_rtt_ms: float | None, cc: str | None = None, loss: float | None = None
+    ) -> bool:
+        """Whether a path of this minimum RTT, with our streams on ``cc`` and this recent loss
+        rate (``min_loss``'s median; None while unknown), is inside the band."""
         within = min_rtt_ms is not None and self.min_rtt_ms < min_rtt_ms <= self.max_rtt_ms
-        return within and not (self.not_cc and cc == self.not_cc)
+        lossy = self.min_loss <= 0 or (loss is not None and loss >= self.min_loss)
+        return within and lossy and not (self.not_cc and cc == self.not_cc)
+
+
+class Band:
+    """One transfer's band: the member rows that decide this MI (the loss window is state)."""
+
+    def __init__(self, config: BandConfig, n_members: int) -> None:
+        self.config = config
+        self.outside, self.inside = config.split(n_members)
+        self.losses: deque[float] = deque(maxlen=config.loss_window)
+
+    def loss(self) -> float | None:
+        """The median loss rate of the last ``loss_window`` MIs, or None before it is full."""
+        full = len(self.losses) == self.config.loss_window
+        return median(self.losses) if full else None
+
+    def rows(self, min_rtt_ms: float | None, cc: str | None, loss_rate: float | None) -> list[int]:
+        """This MI's deciding members, after counting its loss rate into the window."""
+        if loss_rate is not None:
+            self.losses.append(loss_rate)
+        inside = self.config.applies(min_rtt_ms, cc, self.loss())
+        return self.inside if inside else self.outside

@@ -47,7 +47,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from policy.band import BandConfig
+from policy.band import Band, BandConfig
 from policy.base import ControllerConfig
 from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
@@ -418,14 +418,11 @@ class PPOController:
         self.stacked = StackedActors.of(self.nets)
         self.meta: dict[str, Any] = meta
         self.combine = combiner(str(meta.get("rule", "mean")))
-        self.band: BandConfig | None = None
+        self.band: Band | None = None
         """Set when the file's ``meta["band"]`` names one: which members decide on paths of
-        which minimum RTT (:mod:`policy.band`)."""
-        self.band_rows: tuple[list[int], list[int]] = ([], [])
-        """The band's (outside, inside) member rows, split once here."""
+        which minimum RTT and recent loss (:mod:`policy.band`; member rows split once here)."""
         if meta.get("band") is not None:
-            self.band = BandConfig.from_dict(meta["band"])
-            self.band_rows = self.band.split(len(self.nets))
+            self.band = Band(BandConfig.from_dict(meta["band"]), len(self.nets))
         self.target = config.clip(config.initial_streams or starts.pop())
         self.judge: AddJudge | None = None
         """Set when the file's ``meta["judge"]`` names a judge: large adds are judged by the
@@ -502,7 +499,7 @@ class PPOController:
         else:  # an ensemble: its combine rule over the members' probabilities
             probs = self.member_probabilities(signals)  # every history pushed
             if self.band is not None:  # only the members that decide on this path
-                probs = probs[self.band_rows[self.band.applies(signals.min_rtt_ms, signals.cc)]]
+                probs = probs[self.band.rows(signals.min_rtt_ms, signals.cc, signals.loss_rate)]
             a = self.combine(probs)
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:

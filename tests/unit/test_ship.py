@@ -358,17 +358,20 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     ship_ensemble(pair, plain, note="pair")
     rec = ship_ensemble([*pair, kick], dest, note="band", band=BandConfig.parse("max_rtt_ms=60"))
     assert rec["shipped"]["band"] == {
-        "min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1, "not_cc": ""
+        "min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1, "not_cc": "", "min_loss": 0.0,
+        "loss_window": 5,
     }  # fmt: skip
 
-    def walk(spec: str, min_rtt_ms: float | None, cc: str | None = None) -> list[int]:
+    def walk(
+        spec: str, min_rtt_ms: float | None, cc: str | None = None, loss: float = 0.02
+    ) -> list[int]:
         c = make_controller(spec, ControllerConfig(max_streams=64))
         n, path = c.initial(), []
         for t in range(16):  # a 30-ms path shared with a BBR rival: 2 % loss at any count
             thr = 12e6 * n
             n = c.decide(SignalVector(
                 t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
-                loss_rate=0.02, rtt_ms=33.0, min_rtt_ms=min_rtt_ms, rtt_gradient=0.0,
+                loss_rate=loss, rtt_ms=33.0, min_rtt_ms=min_rtt_ms, rtt_gradient=0.0,
                 rtt_ratio=1.1, cc=cc,
             ))  # fmt: skip
             path.append(n)
@@ -385,7 +388,30 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     assert walk(f"ppo:{nocc}", 30.0, "cubic") == inside
     assert walk(f"ppo:{nocc}", 30.0, "bbr") == walk(f"ppo:{plain}", 30.0, "bbr")
     assert walk(f"ppo:{dest}", 30.0, "bbr") == walk(f"ppo:{kick}", 30.0, "bbr")
+    # min_loss (round 48): inside the band, the kicked member decides only once the median
+    # loss of the last loss_window MIs reaches min_loss; on a clean path never
+    lossy = tmp_path / "lossy.pt"
+    ship_ensemble([*pair, kick], lossy, note="band", band=BandConfig.parse("min_loss=0.01"))
+    assert walk(f"ppo:{lossy}", 30.0, "cubic", 0.0) == walk(f"ppo:{plain}", 30.0, "cubic", 0.0)
+    gated = walk(f"ppo:{lossy}", 30.0, "cubic")
+    assert gated[:4] == outside[:4]  # the window (5 MIs) is not full yet: the pair decides
+    assert gated != outside  # full, at 2 % > 1 %: the kicked member decides
+    assert walk(f"ppo:{lossy}", 30.0, "cubic", 0.005) == walk(f"ppo:{plain}", 30.0, "cubic", 0.005)
     with pytest.raises(ValueError, match="band: member 3 of a bundle of 3"):
         ship_ensemble([*pair, kick], tmp_path / "x.pt", band=BandConfig(inside=3))
     with pytest.raises(ValueError, match="band: needs"):
         BandConfig.parse("min_rtt_ms=60,max_rtt_ms=20")
+    with pytest.raises(ValueError, match="band: needs 0 <= min_loss"):
+        BandConfig.parse("min_loss=1.5")
+
+
+def test_the_band_loss_window_is_a_median_of_the_last_mis() -> None:
+    """``Band.rows``: one MI of slow-start loss does not open the band, a run of others' loss
+    does, unknown loss is not counted, and the band closes when the loss goes."""
+    from policy.band import Band, BandConfig
+
+    band = Band(BandConfig.parse("min_loss=0.01,loss_window=3"), 3)
+    assert (band.outside, band.inside) == ([0, 1], [2])
+    seen = [band.rows(30.0, "cubic", x) for x in (0.08, 0.0, 0.0, None, 0.02, 0.03, 0.0, 0.0)]
+    assert seen == [[0, 1]] * 5 + [[2], [2], [0, 1]]
+    assert band.rows(80.0, "cubic", 0.05) == [0, 1]  # outside the RTT band whatever the loss
