@@ -30,6 +30,13 @@ applies only while the median loss rate of the last ``loss_window`` MIs is at le
 median, not the mean, so one MI of slow-start or probe loss does not open it, and only once the
 window is full. The window runs on whoever decides, so beside BBR rivals the inside member keeps
 deciding while the loss stays; when the rivals leave and the loss falls, the others decide again.
+
+``fresh`` (round 48b): given the decision only after five MIs of the pair's, K3 did not do what
+it does from a transfer's start (+5, +5, then 9-20 streams held beside BBR rivals): with the
+pair's 1-2 streams in its history it walked down to 1-3 (the band open in 25 of 30 MIs; the two
+30-ms BBR situations +0.086 against K3 alone's +0.261). With ``fresh=1`` the inside member's
+feature history restarts the first time the band opens in a transfer, so it decides from there
+as from a start, from the count it is given. Later openings continue its history.
 """
 
 from __future__ import annotations
@@ -63,6 +70,8 @@ class BandConfig(RuleConfig):
     ``loss_window`` MIs is at least this."""
     loss_window: int = 5
     """MIs in ``min_loss``'s median (MIs whose loss is unknown are not counted)."""
+    fresh: int = 0
+    """1: the inside member's feature history restarts the first time the band opens."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_rtt_ms < self.max_rtt_ms:
@@ -70,6 +79,8 @@ class BandConfig(RuleConfig):
                 "band: needs 0 <= min_rtt_ms < max_rtt_ms, "
                 f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
             )
+        if self.fresh not in (0, 1):
+            raise ValueError(f"band: fresh is 0 or 1, got {self.fresh}")
         if not 0 <= self.min_loss < 1 or self.loss_window < 1:
             raise ValueError(
                 "band: needs 0 <= min_loss < 1 and loss_window >= 1, "
@@ -105,6 +116,12 @@ class Band:
         self.config = config
         self.outside, self.inside = config.split(n_members)
         self.losses: deque[float] = deque(maxlen=config.loss_window)
+        self.opened = 0
+        """How many times the band has opened in this transfer (closed -> inside)."""
+        self.restart = False
+        """Set by :meth:`rows` at the MI the band opens for the first time, with ``fresh``:
+        the inside member's feature history restarts before this MI is pushed."""
+        self._inside = False
 
     def loss(self) -> float | None:
         """The median loss rate of the last ``loss_window`` MIs, or None before it is full."""
@@ -116,4 +133,8 @@ class Band:
         if loss_rate is not None:
             self.losses.append(loss_rate)
         inside = self.config.applies(min_rtt_ms, cc, self.loss())
+        opening = inside and not self._inside
+        self.opened += opening
+        self.restart = bool(self.config.fresh) and opening and self.opened == 1
+        self._inside = inside
         return self.inside if inside else self.outside

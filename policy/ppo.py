@@ -497,9 +497,15 @@ class PPOController:
         if len(self.nets) == 1:
             a = self.act(self.features.push(signals))
         else:  # an ensemble: its combine rule over the members' probabilities
-            probs = self.member_probabilities(signals)  # every history pushed
+            rows = None
             if self.band is not None:  # only the members that decide on this path
-                probs = probs[self.band.rows(signals.min_rtt_ms, signals.cc, signals.loss_rate)]
+                rows = self.band.rows(signals.min_rtt_ms, signals.cc, signals.loss_rate)
+                if self.band.restart:  # ``fresh``: it decides as from a start, from here
+                    for i in rows:
+                        self.trackers[i].reset()
+            probs = self.member_probabilities(signals)  # every history pushed
+            if rows is not None:
+                probs = probs[rows]
             a = self.combine(probs)
         self.target = self.config.clip(self.target + ACTIONS[a])
         if self.judge is not None:

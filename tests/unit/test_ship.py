@@ -359,7 +359,7 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     rec = ship_ensemble([*pair, kick], dest, note="band", band=BandConfig.parse("max_rtt_ms=60"))
     assert rec["shipped"]["band"] == {
         "min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1, "not_cc": "", "min_loss": 0.0,
-        "loss_window": 5,
+        "loss_window": 5, "fresh": 0,
     }  # fmt: skip
 
     def walk(
@@ -397,6 +397,21 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     assert gated[:4] == outside[:4]  # the window (5 MIs) is not full yet: the pair decides
     assert gated != outside  # full, at 2 % > 1 %: the kicked member decides
     assert walk(f"ppo:{lossy}", 30.0, "cubic", 0.005) == walk(f"ppo:{plain}", 30.0, "cubic", 0.005)
+    # fresh=1 (round 48b): at the MI the band first opens, the kicked member decides from a
+    # history that starts there, as a controller of its own would from that count
+    fresh = tmp_path / "fresh.pt"
+    ship_ensemble([*pair, kick], fresh, note="band",
+                  band=BandConfig.parse("min_loss=0.01,fresh=1"))  # fmt: skip
+    refreshed = walk(f"ppo:{fresh}", 30.0, "cubic")
+    assert refreshed[:4] == outside[:4] and refreshed != gated
+    k = make_controller(f"ppo:{kick}", ControllerConfig(max_streams=64))
+    k.target = outside[3]  # the count the pair left it at the MI the band opens (the 5th)
+    first = k.decide(SignalVector(
+        t=5.0, mi_s=1.0, streams=outside[3], throughput_bps=12e6 * outside[3],
+        goodput_bps=12e6 * outside[3], loss_rate=0.02, rtt_ms=33.0, min_rtt_ms=30.0,
+        rtt_gradient=0.0, rtt_ratio=1.1, cc="cubic",
+    ))  # fmt: skip
+    assert refreshed[4] == first
     with pytest.raises(ValueError, match="band: member 3 of a bundle of 3"):
         ship_ensemble([*pair, kick], tmp_path / "x.pt", band=BandConfig(inside=3))
     with pytest.raises(ValueError, match="band: needs"):
@@ -415,3 +430,11 @@ def test_the_band_loss_window_is_a_median_of_the_last_mis() -> None:
     seen = [band.rows(30.0, "cubic", x) for x in (0.08, 0.0, 0.0, None, 0.02, 0.03, 0.0, 0.0)]
     assert seen == [[0, 1]] * 5 + [[2], [2], [0, 1]]
     assert band.rows(80.0, "cubic", 0.05) == [0, 1]  # outside the RTT band whatever the loss
+    assert band.opened == 1 and not band.restart  # fresh=0: never a restart
+    # fresh=1: a restart at the MI the band first opens, not at later openings
+    band = Band(BandConfig.parse("min_loss=0.01,loss_window=1,fresh=1"), 3)
+    restarts = []
+    for x in (0.0, 0.02, 0.02, 0.0, 0.02):
+        band.rows(30.0, "cubic", x)
+        restarts.append(band.restart)
+    assert restarts == [False, True, False, False, False] and band.opened == 2
