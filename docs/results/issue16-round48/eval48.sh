@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round 48: candidates beside ppo, one block per call, from a frozen worktree (README.md here).
 #   WT=/work/wt/r48 R=/work/runs/r48 CAND="SPEC [SPEC...]" TAG=k48- \
-#     bash docs/results/issue16-round48/eval48.sh bbr3|mid4|named|test
+#     bash docs/results/issue16-round48/eval48.sh bbr3|mid4|named|named4|test
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}; CAND=${CAND-}  # empty: ppo alone (a status reading)
 cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R"
@@ -10,6 +10,7 @@ b=$1; n=${TAG:-}$b
 case $b in
   bbr3) set -- 3 --scenario-file configs/sets/bbr30.txt --reference docs/results/gen-v1-validation --reference docs/results/situations-established ;;
   mid4) set -- 3 --scenario-file configs/sets/mid-rtt-val-cubic.txt --reference docs/results/gen-v1-validation --reference docs/results/gen-v2-validation --reference docs/results/gen-v3-validation ;;
+  named4) set -- 4 --scenarios bg-1g-30ms,paper-fig1,wan-1g-50ms,lossy-1g-50ms --reference docs/results/named-hold-s2 ;;
   named) set -- 2 --scenarios bg-1g-30ms,paper-fig1,wan-1g-50ms,lossy-1g-50ms --reference docs/results/named-hold-s2 ;;
   test) set -- 3 --suite gen-v10 --set test --reference docs/results/gen-v10-test ;;
   *) echo "unknown block $b" >&2; exit 2 ;;
