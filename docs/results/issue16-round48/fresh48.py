@@ -9,19 +9,17 @@ import sys
 from pathlib import Path
 
 from policy.base import ControllerConfig, make_controller
-
-sys.path.insert(0, str(Path(__file__).parent))
-from replay48 import records, signals  # noqa: E402
+from train.replay import records
 
 K3 = "warmup:cc=bbr:ppo:policy/weights/candidates/hold-kick22-s3.pt"
 
 if __name__ == "__main__":
     for f in sys.argv[1:]:
-        recs, res = records(f), []
+        recs, res = records(Path(f)), []
         for start in range(4, 12):
             c = make_controller(K3, ControllerConfig(max_streams=64))
-            n = recs[start]["streams"]
+            n = recs[start].streams
             c.inner.target = n  # the warm-up's inner ppo, at the logged count
             c.current = n
-            res.append(f"{n}->{c.decide(signals(recs[start]))}")
+            res.append(f"{n}->{c.decide(recs[start])}")
         print(Path(f).parts[-4][:24], Path(f).name, " ".join(res))

@@ -9,19 +9,13 @@ import sys
 from pathlib import Path
 
 from policy.band import Band, BandConfig
-
-sys.path.insert(0, str(Path(__file__).parent))
-from replay48 import records  # noqa: E402
+from train.replay import records
 
 if __name__ == "__main__":
     for f in sys.argv[1:]:
-        recs = records(f)
+        recs = records(Path(f))
         b = Band(BandConfig.parse("min_rtt_ms=20,max_rtt_ms=60,not_cc=bbr,min_loss=0.01"), 3)
-        opened = [
-            i
-            for i, r in enumerate(recs)
-            if b.rows(r["min_rtt_ms"], r.get("cc"), r["loss_rate"]) == [2]
-        ]
+        opened = [i for i, r in enumerate(recs) if b.rows(r.min_rtt_ms, r.cc, r.loss_rate) == [2]]
         first = opened[0] if opened else "-"
         print(f"{Path(f).parts[-4][:26]:26s} {Path(f).name[:2]} first open MI {first} "
               f"open MIs {len(opened)} / {len(recs)}")  # fmt: skip
