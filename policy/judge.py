@@ -86,7 +86,16 @@ class JudgeConfig(RuleConfig):
     MI reads their burst, not the level (round 40: hand-lossy-long's 12 -> 17 read 213 ->
     157, 151, then 207)."""
 
+    band: int = 0
+    """1: only inside a bundle with a band (``meta["band"]``, :mod:`policy.band`): adds are
+    judged only while the band is open, i.e. the band's member decides, and the judge starts
+    afresh each time the band opens; while the band is closed the bundle decides as without
+    a judge (round 49b: beside BBR rivals the band's member see-saws 12 <-> 22 by +5/-5 where
+    a fixed 12-16 is best, and drifts down after adds that paid)."""
+
     def __post_init__(self) -> None:
+        if self.band not in (0, 1):
+            raise ValueError(f"judge: band must be 0 or 1, got {self.band}")
         if self.per_step not in (0, 1):
             raise ValueError(f"judge: per_step must be 0 or 1, got {self.per_step}")
         if self.keep_band < 0:
@@ -181,5 +190,7 @@ class Judge(RuleWrapper):
 
     def __init__(self, args: str, config: ControllerConfig, jc: JudgeConfig | None = None) -> None:
         cfg, args = self._options(args, JudgeConfig.parse, jc or JudgeConfig())
+        if cfg.band:
+            raise ValueError("judge: band=1 judges a banded bundle's member; ship it in the bundle")
         self.inner = self._wrap_once(args, config, "set", "judges its adds")
         self.rule: AddJudge = AddJudge(cfg, config, self.inner.initial())

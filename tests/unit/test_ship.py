@@ -438,3 +438,68 @@ def test_the_band_loss_window_is_a_median_of_the_last_mis() -> None:
         band.rows(30.0, "cubic", x)
         restarts.append(band.restart)
     assert restarts == [False, True, False, False, False] and band.opened == 2
+
+
+def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> None:
+    """``judge band=1`` in a banded bundle (round 49b): inside the band the bundle decides as
+    ``judge:ppo`` around the band's member alone; outside it as the bundle without a judge; the
+    judge starts afresh each time the band opens; elsewhere the option is refused."""
+    import pytest
+
+    from policy.band import BandConfig
+    from policy.base import ControllerConfig, make_controller
+    from policy.judge import JudgeConfig
+    from policy.signals import SignalVector
+    from train.ship import ship_checkpoint
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    pair, kick = [cand / "hold-s2.pt", cand / "onoff-s4.pt"], cand / "hold-kick22-s3.pt"
+    banded, judged = tmp_path / "banded.pt", tmp_path / "judged.pt"
+    ship_ensemble([*pair, kick], banded, note="band", band=BandConfig.parse("max_rtt_ms=60"))
+    rec = ship_ensemble([*pair, kick], judged, note="band, judged", judge=JudgeConfig(band=1),
+                        band=BandConfig.parse("max_rtt_ms=60"))  # fmt: skip
+    assert rec["shipped"]["judge"]["band"] == 1
+
+    def walk(spec: str, min_rtt_ms: float, losses: list[float] | None = None) -> list[int]:
+        """Beside others' 4 % loss each stream gets 3 Mbit/s and every add's first MI bursts
+        (``losses``: the others' loss per MI instead)."""
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n = prev = c.initial()
+        path = []
+        for t in range(30):
+            base = 0.04 if losses is None else losses[t]
+            thr = 3e6 * n
+            s = SignalVector(
+                t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=thr, goodput_bps=thr,
+                loss_rate=base + 0.08 * (n - prev >= 4), rtt_ms=33.0, min_rtt_ms=min_rtt_ms,
+                rtt_gradient=0.0, rtt_ratio=1.2, cc="cubic",
+            )  # fmt: skip
+            prev, n = n, c.decide(s)
+            path.append(n)
+        return path
+
+    inside = walk(f"ppo:{judged}", 30.0)
+    assert inside == walk(f"judge:ppo:{kick}", 30.0) != walk(f"ppo:{banded}", 30.0)
+    assert walk(f"ppo:{judged}", 80.0) == walk(f"ppo:{banded}", 80.0)
+    # a band that opens, closes and opens again (min_loss): the judge restarts at each opening
+    gated = tmp_path / "gated.pt"
+    ship_ensemble([*pair, kick], gated, note="band, judged", judge=JudgeConfig(band=1),
+                  band=BandConfig.parse("max_rtt_ms=60,min_loss=0.01,loss_window=1"))  # fmt: skip
+    c = make_controller(f"ppo:{gated}", ControllerConfig(max_streams=64))
+    judges = []
+    for t, loss in enumerate([0.0, 0.02, 0.02, 0.0, 0.0, 0.02, 0.02]):
+        c.decide(SignalVector(
+            t=t + 1.0, mi_s=1.0, streams=c.target, throughput_bps=3e6 * c.target,
+            goodput_bps=3e6 * c.target, loss_rate=loss, rtt_ms=33.0, min_rtt_ms=30.0,
+            rtt_gradient=0.0, rtt_ratio=1.2, cc="cubic",
+        ))  # fmt: skip
+        judges.append(id(c.judge))
+    assert judges[1] == judges[2] == judges[3] == judges[4] != judges[5] == judges[6]
+    # refused where there is no band to scope it to
+    with pytest.raises(ValueError, match="band=1"):
+        make_controller(f"judge:band=1:ppo:{kick}", ControllerConfig())
+    ship_checkpoint(kick, tmp_path / "one.pt", note="x", judge=JudgeConfig(band=1))
+    with pytest.raises(ValueError, match="band=1 needs a bundle with a band"):
+        make_controller(f"ppo:{tmp_path / 'one.pt'}", ControllerConfig())
+    with pytest.raises(ValueError, match="band must be 0 or 1"):
+        JudgeConfig.parse("band=2")

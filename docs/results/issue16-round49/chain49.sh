@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Round 49's chain, exactly as README.md's rules: a fail stops K49's chain; gen-v11's sweep runs
 # whatever happens (it reads no policy of ours), the test only after 1-4 pass.
-#   WT=/work/wt/r49 R=/work/runs/r49 bash docs/results/issue16-round49/chain49.sh
+#   WT=/work/wt/r49 R=/work/runs/r49 [K=SPEC T=TAG-] bash docs/results/issue16-round49/chain49.sh
+# (round 49b: K=ppo:policy/weights/candidates/round49b.pt T=k49b-)
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}
-D=$WT/docs/results/issue16-round49; K=ppo:policy/weights/candidates/round49.pt; T=k49-
+D=$WT/docs/results/issue16-round49; K=${K:-ppo:policy/weights/candidates/round49.pt}; T=${T:-k49-}
 B=ppo:policy/weights/candidates/round48b.pt  # K48b: a diagnostic beside K49 in bbr3 only
 export WT R PYTHONPATH=$WT
 v() { (cd "$WT" && python3 -m train.verdict --min-ustar 10 "$@") | tee -a "$R/verdicts.txt"; return "${PIPESTATUS[0]}"; }
