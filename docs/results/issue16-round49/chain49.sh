@@ -27,7 +27,8 @@ run() {
   echo "CANDIDATE PASSED VALIDATION $(date -u +%T)"
 }
 run; ok=$?
-bash "$D/sweep49.sh"
+while pgrep -f sweep49.sh > /dev/null; do sleep 20; done  # a sweep started apart finishes first
+bash "$D/sweep49.sh"  # sweeps only what is missing
 if [ $ok = 0 ]; then
   mkdir -p "$WT/docs/results/gen-v11-test" && cp "$R"/gen-v11-test/*.json "$WT/docs/results/gen-v11-test/"
   CAND=$K TAG=$T bash "$D/eval49.sh" test && v --test "$R/${T}test.json" "$K" ppo
