@@ -193,8 +193,11 @@ if __name__ == "__main__":
     )
     ap.add_argument(
         "--judge",
-        action="store_true",
-        help="with --ensemble or --checkpoint: ppo judges large adds (policy/judge.py)",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: ppo judges large adds (policy/judge.py), e.g. "
+        "--judge (the defaults) or, with --band, --judge band=1 (the band's member only)",
     )
     ap.add_argument(
         "--warmup",
@@ -230,14 +233,14 @@ if __name__ == "__main__":
         "e.g. --band min_rtt_ms=20,max_rtt_ms=60",
     )
     a = ap.parse_args()
-    jc = JudgeConfig() if a.judge else None
+    jc = None if a.judge is None else JudgeConfig.parse(a.judge)  # bare --judge: defaults
     wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
     fc = None if a.fast is None else FastConfig.parse(a.fast)
     lc = None if a.ledger is None else LedgerConfig.parse(a.ledger)
     bc = None if a.band is None else BandConfig.parse(a.band)
     if bc is not None and not a.ensemble:
         ap.error("--band needs --ensemble")
-    rules_given = a.judge or wc is not None or fc is not None or lc is not None
+    rules_given = jc is not None or wc is not None or fc is not None or lc is not None
     if rules_given and not (a.ensemble or a.checkpoint):
         ap.error("--judge, --warmup, --fast and --ledger need --ensemble or --checkpoint")
     if a.checkpoint:
