@@ -4,6 +4,7 @@ Run from the repository root:
 
     python3 docs/results/issue16-round49/make49.py --member policy/weights/candidates/band49-sN.pt
     python3 docs/results/issue16-round49/make49.py --judge-band --out round49b.pt
+    python3 docs/results/issue16-round49/make49.py --judge-band --floor-share 0.7 --out round49c.pt
 """
 
 import argparse
@@ -19,6 +20,7 @@ from train.ship import ship_ensemble
 ap = argparse.ArgumentParser()
 ap.add_argument("--member", help="the band's member in K3's place")
 ap.add_argument("--judge-band", action="store_true", help="judge the band's member (band=1)")
+ap.add_argument("--floor-share", type=float, default=1.0, help="the judge's floor_share")
 ap.add_argument("--out", default="round49.pt")
 a = ap.parse_args()
 rec = json.loads(Path("policy/weights/candidates/round48b.json").read_text())["shipped"]
@@ -28,7 +30,8 @@ if a.member:
     members[-1] = Path(a.member)
     what.append(f"{a.member} (configs/train/band49.toml) deciding inside the band in K3's place")
 if a.judge_band:
-    what.append("the band's member's adds judged while the band is open (meta judge band=1)")
+    what.append("the band's member's adds judged while the band is open (meta judge band=1"
+                f"{', floor_share=%g' % a.floor_share if a.floor_share != 1.0 else ''})")
 out = ship_ensemble(
     members,
     Path("policy/weights/candidates") / a.out,
@@ -40,6 +43,6 @@ out = ship_ensemble(
     warmup=WarmupConfig.from_dict(rec["warmup"]),
     ledger=LedgerConfig.from_dict(rec["ledger"]),
     band=BandConfig.from_dict(rec["band"]),
-    judge=JudgeConfig(band=1) if a.judge_band else None,
+    judge=JudgeConfig(band=1, floor_share=a.floor_share) if a.judge_band else None,
 )
 print(json.dumps(out["shipped"]["members"]), json.dumps(out["shipped"].get("judge")))
