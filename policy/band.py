@@ -121,7 +121,11 @@ class Band:
         self.restart = False
         """Set by :meth:`rows` at the MI the band opens for the first time, with ``fresh``:
         the inside member's feature history restarts before this MI is pushed."""
-        self._inside = False
+        self.is_open = False
+        """Whether the band is open this MI (its inside member decides), as :meth:`rows` left it."""
+        self.opening = False
+        """Whether the band opened at this MI (closed the MI before): a band-scoped judge
+        (``JudgeConfig.band``) starts afresh here."""
 
     def loss(self) -> float | None:
         """The median loss rate of the last ``loss_window`` MIs, or None before it is full."""
@@ -133,8 +137,8 @@ class Band:
         if loss_rate is not None:
             self.losses.append(loss_rate)
         inside = self.config.applies(min_rtt_ms, cc, self.loss())
-        opening = inside and not self._inside
-        self.opened += opening
-        self.restart = bool(self.config.fresh) and opening and self.opened == 1
-        self._inside = inside
+        self.opening = inside and not self.is_open
+        self.opened += self.opening
+        self.restart = bool(self.config.fresh) and self.opening and self.opened == 1
+        self.is_open = inside
         return self.inside if inside else self.outside

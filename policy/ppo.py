@@ -431,8 +431,6 @@ class PPOController:
             self.judge = AddJudge(JudgeConfig.from_dict(meta["judge"]), config, self.target)
             if self.judge.jc.band and self.band is None:
                 raise ValueError("ppo: meta judge band=1 needs a bundle with a band")
-        self._judging = False
-        """With a band-scoped judge (``band=1``): whether the band was open last MI."""
         self.warmup: StartGate | None = None
         """Set when the file's ``meta["warmup"]`` names a warm-up: adds wait while the
         youngest streams start (:mod:`policy.warmup`; applied after the judge)."""
@@ -498,14 +496,12 @@ class PPOController:
             self.omit -= 1
             return self.target
         current = self.target
-        inside = False
         if len(self.nets) == 1:
             a = self.act(self.features.push(signals))
         else:  # an ensemble: its combine rule over the members' probabilities
             rows = None
             if self.band is not None:  # only the members that decide on this path
                 rows = self.band.rows(signals.min_rtt_ms, signals.cc, signals.loss_rate)
-                inside = rows == self.band.inside
                 if self.band.restart:  # ``fresh``: it decides as from a start, from here
                     for i in rows:
                         self.trackers[i].reset()
@@ -517,11 +513,10 @@ class PPOController:
         if self.judge is not None:
             if not self.judge.jc.band:
                 self.target = self.judge.step(self.target, signals)
-            elif inside:  # band=1: the band's member only, judged afresh from each opening
-                if not self._judging:
+            elif self.band is not None and self.band.is_open:  # band=1: its member only,
+                if self.band.opening:  # judged afresh from each opening
                     self.judge = AddJudge(self.judge.jc, self.config, current)
                 self.target = self.judge.step(self.target, signals)
-            self._judging = inside
         if self.warmup is not None:
             self.target = self.warmup.step(self.target, signals)
         if self.ledger is not None:

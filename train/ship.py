@@ -96,7 +96,10 @@ def _wrappers(
     ledger: LedgerConfig | None = None,
     band: BandConfig | None = None,
 ) -> dict[str, Any]:
-    """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`)."""
+    """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`); a
+    judge scoped to a band (``band=1``) without a band is refused before anything is written."""
+    if judge is not None and judge.band and band is None:
+        raise ValueError("judge: band=1 needs a bundle with a band (--band)")
     for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()

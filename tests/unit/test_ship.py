@@ -445,6 +445,7 @@ def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> Non
     ``judge:ppo`` around the band's member alone; outside it as the bundle without a judge; the
     judge starts afresh each time the band opens; elsewhere the option is refused."""
     import pytest
+    import torch
 
     from policy.band import BandConfig
     from policy.base import ControllerConfig, make_controller
@@ -498,7 +499,16 @@ def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> Non
     # refused where there is no band to scope it to
     with pytest.raises(ValueError, match="band=1"):
         make_controller(f"judge:band=1:ppo:{kick}", ControllerConfig())
-    ship_checkpoint(kick, tmp_path / "one.pt", note="x", judge=JudgeConfig(band=1))
+    with pytest.raises(ValueError, match="band=1 needs a bundle with a band"):
+        ship_checkpoint(kick, tmp_path / "one.pt", note="x", judge=JudgeConfig(band=1))
+    with pytest.raises(ValueError, match="band=1 needs a bundle with a band"):
+        ship_ensemble([*pair, kick], tmp_path / "nb.pt", note="x", judge=JudgeConfig(band=1))
+    assert not (tmp_path / "one.pt").exists() and not (tmp_path / "nb.pt").exists()
+    # a file that names it anyway (written by hand) is refused when it is loaded
+    ship_checkpoint(kick, tmp_path / "one.pt", note="x", judge=JudgeConfig())
+    one = torch.load(tmp_path / "one.pt", weights_only=False)
+    one["meta"]["judge"]["band"] = 1
+    torch.save(one, tmp_path / "one.pt")
     with pytest.raises(ValueError, match="band=1 needs a bundle with a band"):
         make_controller(f"ppo:{tmp_path / 'one.pt'}", ControllerConfig())
     with pytest.raises(ValueError, match="band must be 0 or 1"):
