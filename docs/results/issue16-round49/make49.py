@@ -30,8 +30,10 @@ if a.member:
     members[-1] = Path(a.member)
     what.append(f"{a.member} (configs/train/band49.toml) deciding inside the band in K3's place")
 if a.judge_band:
-    what.append("the band's member's adds judged while the band is open (meta judge band=1"
-                f"{', floor_share=%g' % a.floor_share if a.floor_share != 1.0 else ''})")
+    what.append(
+        "the band's member's adds judged while the band is open (meta judge band=1"
+        f"{', floor_share=%g' % a.floor_share if a.floor_share != 1.0 else ''})"
+    )
 out = ship_ensemble(
     members,
     Path("policy/weights/candidates") / a.out,
