@@ -132,6 +132,12 @@ class LedgerConfig(RuleConfig):
     """The highest count a probe starts from."""
     probe_factor: int = 2
     """How many times the current count a probe runs."""
+    probe_rtt_ms: float = 0.0
+    """If > 0, ``probe`` acts on paths whose minimum RTT is at most this (in place of
+    ``max_rtt_ms``)."""
+    probe_within: int = 0
+    """If > 0, ``probe`` starts only within the transfer's first this many MIs (a transfer
+    that joins a busy link); 0: at any time."""
 
     climb: float = 0.0
     """If > 0: when the highest count with a recent entry has the best one and beats the
@@ -149,17 +155,19 @@ class LedgerConfig(RuleConfig):
             0 < self.alpha <= 1 and self.ttl >= 1 and self.margin >= 0 and self.join_skip >= 0
             and self.reset >= 0 and self.noise >= 0 and self.probe >= 0 and self.probe_top >= 1
             and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
-            and self.climb_rtt_ms >= 0
+            and self.climb_rtt_ms >= 0 and self.probe_rtt_ms >= 0 and self.probe_within >= 0
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
                 "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
-                "climb >= 0, climb_spread > 1 and climb_rtt_ms >= 0, "
+                "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0 and "
+                "probe_within >= 0, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
                 f"probe_factor={self.probe_factor}, climb={self.climb}, "
-                f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}"
+                f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}, "
+                f"probe_rtt_ms={self.probe_rtt_ms}, probe_within={self.probe_within}"
             )
 
 
@@ -206,8 +214,11 @@ class Ledger:
         """Probes whose count read better than the count they left, and stayed."""
         self.climbs = 0
         """Probes started by ``climb`` (also counted in ``probes``)."""
+        self.mis = 0
+        """MIs measured so far (``probe_within``)."""
 
     def _enter(self, signals: SignalVector) -> None:
+        self.mis += 1
         for n in list(self.age):
             self.age[n] += 1
             if self.age[n] > self.lc.ttl:
@@ -271,7 +282,11 @@ class Ledger:
                 self.climbs += 1
                 self.probing = (src, up)
                 return up
-        up = self._probe(here) if self.lc.probe and proposed <= here and gated else 0
+        up = (
+            self._probe(here)
+            if self.lc.probe and proposed <= here and self._may_probe(signals)
+            else 0
+        )
         if up:
             self.probes += 1
             self.probing = (here, up)
@@ -293,6 +308,12 @@ class Ledger:
         fresh = [n for n, a in self.age.items() if n != here and a <= self.lc.seek_age]
         best = max(fresh, key=lambda n: self.est[n], default=0)
         return best if best and self._worse(here, best) else 0
+
+    def _may_probe(self, signals: SignalVector) -> bool:
+        """Whether a probe may start: the path within the probe's gate, the transfer young
+        enough (``probe_within``)."""
+        young = not self.lc.probe_within or self.mis <= self.lc.probe_within
+        return young and self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
 
     def _probe(self, here: int) -> int:
         """The count to probe from ``here``, once ``here`` has run ``probe`` MIs in a row; 0 if

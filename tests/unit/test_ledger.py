@@ -259,6 +259,25 @@ def test_probe_respects_its_top_the_gate_and_an_inner_that_adds() -> None:
             LedgerConfig.parse(bad)
 
 
+def test_probe_has_its_own_rtt_gate_and_can_be_kept_to_a_young_transfer() -> None:
+    # Round 50 (fig3's late joiner: 7 streams held on a link others fill). probe_rtt_ms lets
+    # the probe act on a path the rest of the ledger is gated off (max_rtt_ms), and
+    # probe_within keeps it to the transfer's first MIs: a count that stands later is left.
+    spec = "ledger:probe=3,max_rtt_ms=20,probe_rtt_ms=100{}:script:1"
+    path, c = run(spec.format(""), shared_lan, 12, min_rtt_ms=40.0)
+    assert path[:6] == [1, 1, 1, 2, 2, 2] and c.rule.kept >= 1  # type: ignore[attr-defined]
+    path, c = run(spec.format(""), shared_lan, 12, min_rtt_ms=150.0)
+    assert set(path) == {1} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(",probe_within=2"), shared_lan, 12, min_rtt_ms=40.0)
+    assert set(path) == {1} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(",probe_within=3"), shared_lan, 24, min_rtt_ms=40.0)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert path[:6] == [1, 1, 1, 2, 2, 2] and rule.probes == 1  # one probe, none after MI 3
+    for bad in ("probe_rtt_ms=-1", "probe_within=-1"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
+
+
 def established_bbr(n: int) -> tuple[float, float]:
     """hand-bbr-established-1g's sweep (round 46), interpolated: our Mbit/s and loss at n
     streams beside an established BBR rival; utility rises to 16 (U(1) 10.9, U(16) 51.3)."""
