@@ -6,15 +6,16 @@ the rule names (5). Writes OUT.json beside the run directory OUT.
 
 import json
 import sys
+from pathlib import Path
 
 out, cand, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = json.load(open(f"{out}/summary.json"))
+s = json.loads(Path(out, "summary.json").read_text())
 runs = [
     {"jfi": g["jfi"], "link_utilization": g["link_utilization"], "means_bps": g["means_bps"]}
     for g in s["groups"]
 ]
 note = f"xfer experiment fig3 --policies {cand} --repetitions {want} --no-sweep"
-json.dump({"note": note, "runs": runs}, open(out.rstrip("/") + ".json", "w"), indent=1)
+Path(out.rstrip("/") + ".json").write_text(json.dumps({"note": note, "runs": runs}, indent=1))
 good = [r["jfi"] >= 0.98 and r["link_utilization"] >= 0.92 for r in runs]
 ok = len(runs) == want and all(good)
 print(
