@@ -77,6 +77,7 @@ _BUILTIN: dict[str, str] = {
     "exo": "policy.exo:Exo",
     "ledger": "policy.ledger:LedgerWrapper",
     "start": "policy.start:Start",
+    "shed": "policy.shed:ShedWrapper",
     "fast": "policy.fast:Fast",
     "stdin": "policy.external:StdinController",
 }

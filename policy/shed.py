@@ -1,0 +1,99 @@
+"""``shed[:KEY=VALUE,...][:INNER]``: a retreat sheds at least a share of the streams
+(multiplicative decrease), so copies of one policy on one link drift towards equal counts.
+
+Round 50 (issue #16, ``docs/results/issue16-round50/``). On fig3's link (1 Gbit/s shared by
+50-Mbit/s-paced streams) a transfer's share of the link is its share of the streams, and
+every transfer reads the same congestion (loss, queueing) whatever its own count. The
+shipped policy answers that shared reading with steps of +-1 (and +-5): additive increase,
+additive decrease, which keeps whatever difference between two transfers' counts the joins
+left (Chiu and Jain, 1989: only a decrease that grows with the count closes it). In the
+replayed runs of round 49 a late joiner held 7-13 streams beside a first transfer at 19-20
+for 40+ MIs, and fig3's JFI fell to 0.945-0.973 in 4 of 6 runs.
+
+The rule: when INNER proposes fewer streams than the current count ``n``, the count drops by
+at least ``beta * n`` streams, dithered (the fraction carried to the next retreat, so a
+transfer at 15 with ``beta`` 0.1 sheds 1 and 2 in turn; no random draw, so replays hold),
+never below 1; adds and holds pass as asked, and a larger retreat is kept. With ``beta`` 0.1
+a transfer at 20 streams retreats by 2 where one at 7 retreats by 1 (its 0.7 is less than the
+step INNER asked): over shared congestion events the larger one loses more, and a rounded
+share (``ceil``) would not do, since it sheds the same 2 from every count of 11-20. Alone,
+the walk around the best count steps down further and climbs back by INNER's adds. ``min_n``: only
+from a count of at least this (0: any). ``max_rtt_ms``: only on paths whose minimum RTT is at
+most this (0: any; an unknown RTT is gated in).
+
+The inner controller sees every signal vector; its target is set to the shed count, so its
+next step starts from there (it must have a ``target``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import floor
+
+from policy.base import ControllerConfig, RuleWrapper
+from policy.gd import RuleConfig
+from policy.signals import SignalVector
+
+
+@dataclass(frozen=True, slots=True)
+class ShedConfig(RuleConfig):
+    """Constants of the shed (see the module docstring)."""
+
+    who = "shed"
+
+    beta: float = 0.1
+    """A retreat sheds at least ``beta * n`` of the ``n`` streams in effect (dithered)."""
+    min_n: int = 0
+    """Only from a count of at least this (0: any)."""
+    max_rtt_ms: float = 0.0
+    """If > 0, only on paths whose minimum RTT is at most this."""
+
+    def __post_init__(self) -> None:
+        if not (0 < self.beta < 1 and self.min_n >= 0 and self.max_rtt_ms >= 0):
+            raise ValueError(
+                "shed: needs 0 < beta < 1, min_n >= 0 and max_rtt_ms >= 0, "
+                f"got beta={self.beta}, min_n={self.min_n}, max_rtt_ms={self.max_rtt_ms}"
+            )
+
+
+class Shed:
+    """The rule, apart from any controller: :meth:`step` takes the count a controller proposes
+    for the next MI and the MI just measured, and returns the count to use."""
+
+    def __init__(self, sc: ShedConfig, config: ControllerConfig, initial: int) -> None:
+        self.sc, self.config = sc, config
+        self.current = config.clip(initial)
+        """The count in effect during the MI being decided on (the last count returned)."""
+        self.sheds = 0
+        """Retreats deepened by the rule."""
+        self.carry = 0.0
+        """The fraction of a stream the last retreats owed and did not shed (dithering)."""
+
+    def step(self, proposed: int, signals: SignalVector) -> int:
+        n, sc = self.current, self.sc
+        proposed = self.config.clip(proposed)
+        rtt = signals.min_rtt_ms
+        gated = sc.max_rtt_ms <= 0 or rtt is None or rtt <= sc.max_rtt_ms
+        if proposed < n and n >= sc.min_n and gated:
+            owed = sc.beta * n + self.carry
+            whole = floor(owed + 1e-9)
+            self.carry = max(owed - whole, 0.0) if n - proposed < owed else 0.0
+            deeper = self.config.clip(max(1, n - whole))
+            if deeper < proposed:
+                self.sheds += 1
+                proposed = deeper
+        self.current = proposed
+        return proposed
+
+
+class ShedWrapper(RuleWrapper):
+    """``shed[:beta=B,min_n=M,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``), except that
+    a retreat sheds at least ``B * n`` streams (dithered)."""
+
+    name = "shed"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        cfg, args = self._options(args, ShedConfig.parse, ShedConfig())
+        self.inner = self._wrap_once(args, config, "hold", "sheds")
+        self.rule: Shed = Shed(cfg, config, self.inner.initial())
+        self.target = self.rule.current
