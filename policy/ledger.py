@@ -135,6 +135,9 @@ class LedgerConfig(RuleConfig):
     probe_rtt_ms: float = 0.0
     """If > 0, ``probe`` acts on paths whose minimum RTT is at most this (in place of
     ``max_rtt_ms``)."""
+    probe_min_rtt_ms: float = 0.0
+    """If > 0, ``probe`` acts only on paths whose minimum RTT is above this (a known RTT:
+    round 46's probe lost on LANs, where a doubled count reads better on one MI's noise)."""
     probe_within: int = 0
     """If > 0, ``probe`` starts only within the transfer's first this many MIs (a transfer
     that joins a busy link); 0: at any time."""
@@ -156,18 +159,20 @@ class LedgerConfig(RuleConfig):
             and self.reset >= 0 and self.noise >= 0 and self.probe >= 0 and self.probe_top >= 1
             and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
             and self.climb_rtt_ms >= 0 and self.probe_rtt_ms >= 0 and self.probe_within >= 0
+            and self.probe_min_rtt_ms >= 0
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
                 "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
-                "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0 and "
-                "probe_within >= 0, "
+                "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0, "
+                "probe_min_rtt_ms >= 0 and probe_within >= 0, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
                 f"probe_factor={self.probe_factor}, climb={self.climb}, "
                 f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}, "
-                f"probe_rtt_ms={self.probe_rtt_ms}, probe_within={self.probe_within}"
+                f"probe_rtt_ms={self.probe_rtt_ms}, probe_min_rtt_ms={self.probe_min_rtt_ms}, "
+                f"probe_within={self.probe_within}"
             )
 
 
@@ -310,10 +315,12 @@ class Ledger:
         return best if best and self._worse(here, best) else 0
 
     def _may_probe(self, signals: SignalVector) -> bool:
-        """Whether a probe may start: the path within the probe's gate, the transfer young
+        """Whether a probe may start: the path within the probe's gates, the transfer young
         enough (``probe_within``)."""
         young = not self.lc.probe_within or self.mis <= self.lc.probe_within
-        return young and self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
+        low, rtt = self.lc.probe_min_rtt_ms, signals.min_rtt_ms
+        above = low <= 0 or (rtt is not None and rtt > low)
+        return young and above and self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
 
     def _probe(self, here: int) -> int:
         """The count to probe from ``here``, once ``here`` has run ``probe`` MIs in a row; 0 if

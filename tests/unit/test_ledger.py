@@ -273,7 +273,11 @@ def test_probe_has_its_own_rtt_gate_and_can_be_kept_to_a_young_transfer() -> Non
     path, c = run(spec.format(",probe_within=3"), shared_lan, 24, min_rtt_ms=40.0)
     rule = c.rule  # type: ignore[attr-defined]
     assert path[:6] == [1, 1, 1, 2, 2, 2] and rule.probes == 1  # one probe, none after MI 3
-    for bad in ("probe_rtt_ms=-1", "probe_within=-1"):
+    path, c = run(spec.format(",probe_min_rtt_ms=5"), shared_lan, 12, min_rtt_ms=1.0)
+    assert set(path) == {1} and c.rule.probes == 0  # type: ignore[attr-defined]  # a LAN
+    path, c = run(spec.format(",probe_min_rtt_ms=5"), shared_lan, 12, min_rtt_ms=40.0)
+    assert path[:6] == [1, 1, 1, 2, 2, 2]
+    for bad in ("probe_rtt_ms=-1", "probe_within=-1", "probe_min_rtt_ms=-1"):
         with pytest.raises(ValueError, match="ledger: needs"):
             LedgerConfig.parse(bad)
 
