@@ -53,6 +53,7 @@ from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
 from policy.ledger import Ledger, LedgerConfig
+from policy.shed import Shed, ShedConfig
 from policy.signals import SignalVector
 from policy.warmup import StartGate, WarmupConfig
 
@@ -441,6 +442,12 @@ class PPOController:
         measured as worse is refused or undone (:mod:`policy.ledger`; after the warm-up)."""
         if meta.get("ledger") is not None:
             self.ledger = Ledger(LedgerConfig.from_dict(meta["ledger"]), config, self.target)
+        self.shed: Shed | None = None
+        """Set when the file's ``meta["shed"]`` names one: a retreat sheds at least a share of
+        the streams (:mod:`policy.shed`; after the ledger, so a retreat it refused stays
+        refused)."""
+        if meta.get("shed") is not None:
+            self.shed = Shed(ShedConfig.from_dict(meta["shed"]), config, self.target)
         self.fast: FastPhase | None = None
         """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
         short (:mod:`policy.fast`; the decisions are the policy's unless ``grow=2`` holds a
@@ -517,18 +524,18 @@ class PPOController:
                 if self.band.opening:  # judged afresh from each opening
                     self.judge = AddJudge(self.judge.jc, self.config, current)
                 self.target = self.judge.step(self.target, signals)
-        if self.warmup is not None:
-            self.target = self.warmup.step(self.target, signals)
-        if self.ledger is not None:
-            self.target = self.ledger.step(self.target, signals)
+        for rule in (self.warmup, self.ledger, self.shed):  # in this order
+            if rule is not None:
+                self.target = rule.step(self.target, signals)
         if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
             self.target = self.fast.step(current, self.target, signals)
         return self.target
 
     def _sync_rules(self) -> None:
-        """The judge's, the warm-up's and the ledger's count in effect is the target, whoever
+        """The judge's, the warm-up's, the ledger's and the shed's count in effect is the
+        target, whoever
         set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``,
         ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of its own."""
-        for rule in (self.judge, self.warmup, self.ledger):
+        for rule in (self.judge, self.warmup, self.ledger, self.shed):
             if rule is not None:
                 rule.current = self.target

@@ -20,7 +20,10 @@ judges each large add by the MI after its join MI (:mod:`policy.judge`). ``--war
 ``meta["warmup"]``: ``ppo`` then defers adds while its youngest streams start (``--warmup
 cc=bbr`` is ``warmup:cc=bbr:ppo`` inside the file). ``--fast [KEY=VALUE,...]`` writes a
 :class:`policy.fast.FastConfig` into ``meta["fast"]``: ``ppo`` then asks for short MIs at the
-start of a short path, as ``fast:ppo`` does around a file without it.
+start of a short path, as ``fast:ppo`` does around a file without it. ``--shed
+[KEY=VALUE,...]`` writes a :class:`policy.shed.ShedConfig` into ``meta["shed"]``: a retreat of
+``ppo``'s then sheds at least a share of the streams, as ``shed:ppo`` does around a file
+without it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from policy.ppo import (
     save_checkpoint,
     save_ensemble,
 )
+from policy.shed import ShedConfig
 from policy.warmup import WarmupConfig
 
 
@@ -83,7 +87,7 @@ def ship(
     return record
 
 
-RULES = ("judge", "warmup", "fast", "ledger", "band")
+RULES = ("judge", "warmup", "fast", "ledger", "band", "shed")
 """The rules ``ppo`` applies itself when a file's meta names them, in the order the record
 lists them (``band``: which members decide on paths of which minimum RTT)."""
 
@@ -95,12 +99,13 @@ def _wrappers(
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
     band: BandConfig | None = None,
+    shed: ShedConfig | None = None,
 ) -> dict[str, Any]:
     """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`); a
     judge scoped to a band (``band=1``) without a band is refused before anything is written."""
     if judge is not None and judge.band and band is None:
         raise ValueError("judge: band=1 needs a bundle with a band (--band)")
-    for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band), strict=True):
+    for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band, shed), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
@@ -119,13 +124,15 @@ def ship_checkpoint(
     warmup: WarmupConfig | None = None,
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
+    shed: ShedConfig | None = None,
 ) -> dict[str, Any]:
     """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge``, ``warmup``,
-    ``fast`` and ``ledger`` in its meta; return the record written next to it."""
+    ``fast``, ``ledger`` and ``shed`` in its meta; return the record written next to it."""
     net, ckpt = load_checkpoint(path)
     meta = _wrappers(
-        {**ckpt["meta"], "selection": note, "from_file": str(path)}, judge, warmup, fast, ledger
-    )
+        {**ckpt["meta"], "selection": note, "from_file": str(path)},
+        judge, warmup, fast, ledger, shed=shed,
+    )  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
     save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
     tmp.replace(dest)
@@ -148,6 +155,7 @@ def ship_ensemble(
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
     band: BandConfig | None = None,
+    shed: ShedConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`), ``band`` naming which of them decide on which paths; return
@@ -160,8 +168,9 @@ def ship_ensemble(
         band.split(len(trained))  # its member index must name one of these
     tmp = dest.with_name(dest.name + ".new")
     meta = _wrappers(
-        {"selection": note, "rule": rule, "members": trained}, judge, warmup, fast, ledger, band
-    )
+        {"selection": note, "rule": rule, "members": trained},
+        judge, warmup, fast, ledger, band, shed,
+    )  # fmt: skip
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
     record = {
@@ -227,6 +236,14 @@ if __name__ == "__main__":
         "just measured as worse (policy/ledger.py), e.g. --ledger seek=1,max_rtt_ms=20",
     )
     ap.add_argument(
+        "--shed",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: a retreat of ppo's sheds at least a share of the "
+        "streams (policy/shed.py), e.g. --shed beta=0.1",
+    )
+    ap.add_argument(
         "--band",
         nargs="?",
         const="",
@@ -241,20 +258,24 @@ if __name__ == "__main__":
     fc = None if a.fast is None else FastConfig.parse(a.fast)
     lc = None if a.ledger is None else LedgerConfig.parse(a.ledger)
     bc = None if a.band is None else BandConfig.parse(a.band)
+    sc = None if a.shed is None else ShedConfig.parse(a.shed)
     if bc is not None and not a.ensemble:
         ap.error("--band needs --ensemble")
-    rules_given = jc is not None or wc is not None or fc is not None or lc is not None
+    rules_given = any(r is not None for r in (jc, wc, fc, lc, sc))
     if rules_given and not (a.ensemble or a.checkpoint):
-        ap.error("--judge, --warmup, --fast and --ledger need --ensemble or --checkpoint")
+        ap.error("--judge, --warmup, --fast, --ledger and --shed need --ensemble or --checkpoint")
     if a.checkpoint:
         if len(a.runs) != 1 or a.ensemble:
             ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
-        rec = ship_checkpoint(a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc, ledger=lc)
+        rec = ship_checkpoint(
+            a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc, ledger=lc, shed=sc
+        )
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
         rec = ship_ensemble(
-            a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc, band=bc
-        )
+            a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc, band=bc,
+            shed=sc,
+        )  # fmt: skip
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
         rec = ship(a.runs, note=a.note)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -294,6 +295,42 @@ def test_ships_an_ensemble_with_a_ledger_that_ppo_applies_itself(tmp_path: Path)
     assert acted.vetoes + acted.undos + acted.seeks > 0
 
 
+def test_ships_an_ensemble_with_a_shed_that_ppo_applies_itself(tmp_path: Path) -> None:
+    """``--shed`` in the bundle decides MI for MI as ``shed:...:ppo`` around the same bundle
+    without it, on fig1's shape (1 Gbit/s, 40 ms, 50 Mbit/s per stream: loss beyond 20
+    streams) where the pair ramps past 20 and retreats, and a second shed around it is
+    refused."""
+    import pytest
+
+    from policy.base import ControllerConfig, make_controller
+    from policy.shed import ShedConfig
+    from tests.unit.test_shed import _mi
+    from train.ship import ship_ensemble
+
+    cand = Path(__file__).parents[2] / "policy/weights/candidates"
+    members = [cand / "hold-s2.pt", cand / "onoff-s4.pt"]
+    plain, dest = tmp_path / "plain.pt", tmp_path / "default.pt"
+    ship_ensemble(members, plain, note="plain")
+    rec = ship_ensemble(members, dest, note="shed", shed=ShedConfig.parse("beta=0.1"))
+    assert rec["shipped"]["shed"] == ShedConfig(beta=0.1).to_dict()
+    assert make_controller(f"ppo:{plain}").shed is None  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="sheds already"):
+        make_controller(f"shed:ppo:{dest}")
+    paths, ctrls = [], []
+    for spec in (f"ppo:{dest}", f"shed:beta=0.1:ppo:{plain}", f"ppo:{plain}"):
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for t in range(30):
+            sv = _mi(t, n, loss=0.02 if n > 20 else 0.0)
+            n = c.decide(replace(sv, throughput_bps=min(50e6 * n, 950e6)))
+            path.append(n)
+        paths.append(path)
+        ctrls.append(c)
+    assert paths[0] == paths[1]
+    assert paths[0] != paths[2], paths  # it acted
+    assert ctrls[0].shed.sheds > 0  # type: ignore[attr-defined]
+
+
 def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
     """``policy/weights/default.json`` names the members, rule, warm-up, ledger and band of the
     shipped bundle; the policy built from it decides as ``ppo`` does MI for MI, on fig1's 40-ms
@@ -304,6 +341,7 @@ def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
     from policy.band import BandConfig
     from policy.ledger import LedgerConfig
     from policy.ppo import DEFAULT_CHECKPOINT
+    from policy.shed import ShedConfig
     from policy.warmup import WarmupConfig
     from tests.unit.test_guard import world_path
 
@@ -319,10 +357,11 @@ def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
             warmup=WarmupConfig.from_dict(rec["warmup"]) if rec.get("warmup") else None,
             ledger=LedgerConfig.from_dict(rec["ledger"]) if rec.get("ledger") else None,
             band=BandConfig.from_dict(rec["band"]),
+            shed=ShedConfig.from_dict(rec["shed"]) if rec.get("shed") else None,
         )  # fmt: skip
     else:
         spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
-    for rule in ("warmup", "ledger", "fast"):  # inside out: fast is the outermost wrapper
+    for rule in ("warmup", "ledger", "shed", "fast"):  # inside out: fast the outermost
         if rec.get(rule) and not rec.get("band"):
             spec = f"{rule}:" + ",".join(f"{k}={v}" for k, v in rec[rule].items()) + ":" + spec
     from policy.base import make_controller, mi_length
