@@ -23,15 +23,16 @@ if __name__ == "__main__":
         assert len(recs) == len(drain), f
         recs = [r for r, d in zip(recs, drain, strict=True) if not d]
         c = make_controller(spec, ControllerConfig(max_streams=64))
+        inner = getattr(c, "inner", c)  # a wrapper (``shed:``) around ppo: ppo's ledger
         out, differ = [], 0
         for i, r in enumerate(recs):
-            led = getattr(c, "ledger", None)
+            led = getattr(inner, "ledger", None)
             before = (led.probes, led.kept) if led is not None else (0, 0)
             t = c.decide(r)
             after = (led.probes, led.kept) if led is not None else (0, 0)
             mark = "P" if after[0] > before[0] else "k" if after[1] > before[1] else "p"
             differ += i + 1 < len(recs) and recs[i + 1].streams != t
             out.append(mark + str(t))
-        led = getattr(c, "ledger", None)
+        led = getattr(inner, "ledger", None)
         probes = f"probes {led.probes} kept {led.kept}" if led is not None else "no ledger"
         print(Path(f).parts[-4], Path(f).name, "differ", differ, probes, " ".join(out))
