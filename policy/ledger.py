@@ -58,6 +58,10 @@ found more utility.
    band, else go back. A kept probe is held by the veto and the undo like any count the
    inner walk found; a failed one leaves its entry, so the same probe waits ``ttl`` MIs.
    Its price where few streams are right: two MIs at the higher count per ``ttl`` + P MIs.
+   Round 50: ``probe_within=K`` starts probes only in the transfer's first K MIs and
+   ``probe_rtt_ms`` / ``probe_min_rtt_ms`` gate them apart from the rest of the ledger, for a
+   transfer that joins a link others fill and holds few streams (fig3's late joiner at 8
+   streams beside two at 12-22: doubled to 16 and kept); off LANs, where round 46's probe lost.
 8. **Climb** (round 47; off by default). Round 46's probe fires on a timer, so it also runs
    where the inner walk was right (its development block: -0.08). ``climb=E`` fires on the
    shape of the entries instead: when the inner controller holds or retreats and, among the
