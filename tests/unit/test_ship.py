@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import torch
 
 from policy.features import FeatureConfig
 from policy.ppo import ActorCritic, load_checkpoint, mlp_arch, save_checkpoint
+from policy.signals import SignalVector
 from train.ship import ship, ship_ensemble
 
 
@@ -258,13 +260,32 @@ def test_a_shipped_fast_with_grow_decides_as_fast_around_the_bundle(tmp_path: Pa
     assert inside[:2] == around[:2] and inside[0][:8] == [2, 7, 7, 12, 12, 17, 17, 13]
 
 
+def _walks(
+    specs: tuple[str, ...], mis: int, world: Callable[[int, int], SignalVector]
+) -> tuple[list[list[int]], list[object]]:
+    """Each controller's counts over ``mis`` MIs of ``world(t, n)`` (the MI it measured at n
+    streams), and the controllers."""
+    from policy.base import ControllerConfig, make_controller
+
+    paths, ctrls = [], []
+    for spec in specs:
+        c = make_controller(spec, ControllerConfig(max_streams=64))
+        n, path = c.initial(), []
+        for t in range(mis):
+            n = c.decide(world(t, n))
+            path.append(n)
+        paths.append(path)
+        ctrls.append(c)
+    return paths, ctrls
+
+
 def test_ships_an_ensemble_with_a_ledger_that_ppo_applies_itself(tmp_path: Path) -> None:
     """``--ledger`` in the bundle decides MI for MI as ``ledger:...:ppo`` around the same
     bundle without it, where the ledger acts (a LAN shared with reno streams that hold 5 %
     loss at any count of ours, as hand-lan-reno), and a second ledger around it is refused."""
     import pytest
 
-    from policy.base import ControllerConfig, make_controller
+    from policy.base import make_controller
     from policy.ledger import LedgerConfig
     from tests.unit.test_ledger import _mi, shared_lan
     from train.ship import ship_ensemble
@@ -279,16 +300,8 @@ def test_ships_an_ensemble_with_a_ledger_that_ppo_applies_itself(tmp_path: Path)
     assert make_controller(f"ppo:{plain}").ledger is None  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="keeps a ledger already"):
         make_controller(f"ledger:ppo:{dest}")
-    paths, ctrls = [], []
-    for spec in (f"ppo:{dest}", f"ledger:{opts}:ppo:{plain}", f"ppo:{plain}"):
-        c = make_controller(spec, ControllerConfig(max_streams=64))
-        n, path = c.initial(), []
-        for t in range(20):
-            thr, loss = shared_lan(n)
-            n = c.decide(_mi(t, n, thr, loss))
-            path.append(n)
-        paths.append(path)
-        ctrls.append(c)
+    specs = (f"ppo:{dest}", f"ledger:{opts}:ppo:{plain}", f"ppo:{plain}")
+    paths, ctrls = _walks(specs, 20, lambda t, n: _mi(t, n, *shared_lan(n)))
     assert paths[0] == paths[1]
     assert paths[0] != paths[2], paths  # it acted: the plain bundle sits lower
     acted = ctrls[0].ledger  # type: ignore[attr-defined]
@@ -302,7 +315,7 @@ def test_ships_an_ensemble_with_a_shed_that_ppo_applies_itself(tmp_path: Path) -
     refused."""
     import pytest
 
-    from policy.base import ControllerConfig, make_controller
+    from policy.base import make_controller
     from policy.shed import ShedConfig
     from tests.unit.test_shed import _mi
     from train.ship import ship_ensemble
@@ -316,16 +329,13 @@ def test_ships_an_ensemble_with_a_shed_that_ppo_applies_itself(tmp_path: Path) -
     assert make_controller(f"ppo:{plain}").shed is None  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="sheds already"):
         make_controller(f"shed:ppo:{dest}")
-    paths, ctrls = [], []
-    for spec in (f"ppo:{dest}", f"shed:beta=0.1:ppo:{plain}", f"ppo:{plain}"):
-        c = make_controller(spec, ControllerConfig(max_streams=64))
-        n, path = c.initial(), []
-        for t in range(30):
-            sv = _mi(t, n, loss=0.02 if n > 20 else 0.0)
-            n = c.decide(replace(sv, throughput_bps=min(50e6 * n, 950e6)))
-            path.append(n)
-        paths.append(path)
-        ctrls.append(c)
+
+    def fig1(t: int, n: int) -> SignalVector:
+        sv = _mi(t, n, loss=0.02 if n > 20 else 0.0)
+        return replace(sv, throughput_bps=min(50e6 * n, 950e6))
+
+    specs = (f"ppo:{dest}", f"shed:beta=0.1:ppo:{plain}", f"ppo:{plain}")
+    paths, ctrls = _walks(specs, 30, fig1)
     assert paths[0] == paths[1]
     assert paths[0] != paths[2], paths  # it acted
     assert ctrls[0].shed.sheds > 0  # type: ignore[attr-defined]
