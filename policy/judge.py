@@ -150,8 +150,7 @@ class AddJudge:
 
     def _judged_path(self, signals: SignalVector) -> bool:
         """Whether adds on this path are judged (``max_rtt_ms``; an unknown RTT is judged)."""
-        top, rtt = self.jc.max_rtt_ms, signals.min_rtt_ms
-        return top <= 0 or rtt is None or rtt <= top
+        return signals.rtt_within(self.jc.max_rtt_ms)
 
     def _join(self, proposed: int, signals: SignalVector) -> int:
         """The added streams' first MI: no retreat; a further add moves the judging on."""

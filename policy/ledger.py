@@ -263,8 +263,7 @@ class Ledger:
         return True
 
     def _gated(self, signals: SignalVector, top: float | None = None) -> bool:
-        top, rtt = self.lc.max_rtt_ms if top is None else top, signals.min_rtt_ms
-        return top <= 0 or rtt is None or rtt <= top
+        return signals.rtt_within(self.lc.max_rtt_ms if top is None else top)
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""

@@ -533,9 +533,9 @@ class PPOController:
 
     def _sync_rules(self) -> None:
         """The judge's, the warm-up's, the ledger's and the shed's count in effect is the
-        target, whoever
-        set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper outside (``fast:``,
-        ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of its own."""
+        target, whoever set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper
+        outside (``fast:``, ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of
+        its own."""
         for rule in (self.judge, self.warmup, self.ledger, self.shed):
             if rule is not None:
                 rule.current = self.target

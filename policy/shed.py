@@ -17,9 +17,9 @@ never below 1; adds and holds pass as asked, and a larger retreat is kept. With 
 a transfer at 20 streams retreats by 2 where one at 7 retreats by 1 (its 0.7 is less than the
 step INNER asked): over shared congestion events the larger one loses more, and a rounded
 share (``ceil``) would not do, since it sheds the same 2 from every count of 11-20. Alone,
-the walk around the best count steps down further and climbs back by INNER's adds. ``min_n``: only
-from a count of at least this (0: any). ``max_rtt_ms``: only on paths whose minimum RTT is at
-most this (0: any; an unknown RTT is gated in).
+the walk around the best count steps down further and climbs back by INNER's adds.
+``min_n``: only from a count of at least this (0: any). ``max_rtt_ms``: only on paths whose
+minimum RTT is at most this (0: any; an unknown RTT is gated in).
 
 The inner controller sees every signal vector; its target is set to the shed count, so its
 next step starts from there (it must have a ``target``).
@@ -72,9 +72,7 @@ class Shed:
     def step(self, proposed: int, signals: SignalVector) -> int:
         n, sc = self.current, self.sc
         proposed = self.config.clip(proposed)
-        rtt = signals.min_rtt_ms
-        gated = sc.max_rtt_ms <= 0 or rtt is None or rtt <= sc.max_rtt_ms
-        if proposed < n and n >= sc.min_n and gated:
+        if proposed < n and n >= sc.min_n and signals.rtt_within(sc.max_rtt_ms):
             owed = sc.beta * n + self.carry
             whole = floor(owed + 1e-9)
             self.carry = max(owed - whole, 0.0) if n - proposed < owed else 0.0

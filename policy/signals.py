@@ -65,6 +65,13 @@ class SignalVector:
     """Kernel congestion control our streams ran in this MI (the sender's choice for its
     streams, e.g. ``cubic``, ``bbr``; with ``--cc auto`` the current choice), or unknown."""
 
+    def rtt_within(self, top_ms: float) -> bool:
+        """Whether the path's minimum RTT is at most ``top_ms``: the RTT gate of the rules
+        around a policy (``judge``, ``ledger``, ``shed``); ``top_ms <= 0`` gates nothing out,
+        and an unknown RTT is gated in."""
+        rtt = self.min_rtt_ms
+        return top_ms <= 0 or rtt is None or rtt <= top_ms
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``--json-stream`` record minus its ``event`` key)."""
         d = asdict(self)
