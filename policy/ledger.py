@@ -62,6 +62,11 @@ found more utility.
    ``probe_rtt_ms`` / ``probe_min_rtt_ms`` gate them apart from the rest of the ledger, for a
    transfer that joins a link others fill and holds few streams (fig3's late joiner at 8
    streams beside two at 12-22: doubled to 16 and kept); off LANs, where round 46's probe lost.
+   Round 51: ``probe_min=M`` starts probes only from a count of at least M. Round 50c's probe
+   started 6 times beside an established BBR rival, from 1, 2, 3 and 6 streams, and was never
+   kept (its block lost 0.124); fig3's late joiners held 8-12 after a climb. A transfer that
+   holds a handful of streams from its start is where the inner walk reads the rival's loss,
+   and doubling it there buys two MIs of the rival's answer.
 8. **Climb** (round 47; off by default). Round 46's probe fires on a timer, so it also runs
    where the inner walk was right (its development block: -0.08). ``climb=E`` fires on the
    shape of the entries instead: when the inner controller holds or retreats and, among the
@@ -134,6 +139,8 @@ class LedgerConfig(RuleConfig):
     no entry, and keep it if its first entered MI beats the count it left by the band."""
     probe_top: int = 8
     """The highest count a probe starts from."""
+    probe_min: int = 1
+    """The lowest count a probe starts from."""
     probe_factor: int = 2
     """How many times the current count a probe runs."""
     probe_rtt_ms: float = 0.0
@@ -163,20 +170,20 @@ class LedgerConfig(RuleConfig):
             and self.reset >= 0 and self.noise >= 0 and self.probe >= 0 and self.probe_top >= 1
             and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
             and self.climb_rtt_ms >= 0 and self.probe_rtt_ms >= 0 and self.probe_within >= 0
-            and self.probe_min_rtt_ms >= 0
+            and self.probe_min_rtt_ms >= 0 and 1 <= self.probe_min <= self.probe_top
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
                 "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
                 "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0, "
-                "probe_min_rtt_ms >= 0 and probe_within >= 0, "
+                "probe_min_rtt_ms >= 0, probe_within >= 0 and 1 <= probe_min <= probe_top, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
                 f"probe_factor={self.probe_factor}, climb={self.climb}, "
                 f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}, "
                 f"probe_rtt_ms={self.probe_rtt_ms}, probe_min_rtt_ms={self.probe_min_rtt_ms}, "
-                f"probe_within={self.probe_within}"
+                f"probe_within={self.probe_within}, probe_min={self.probe_min}"
             )
 
 
@@ -327,8 +334,9 @@ class Ledger:
 
     def _probe(self, here: int) -> int:
         """The count to probe from ``here``, once ``here`` has run ``probe`` MIs in a row; 0 if
-        none (``here`` above ``probe_top``, already at the top, or the count has an entry)."""
-        if self.run < self.lc.probe or here > self.lc.probe_top:
+        none (``here`` outside ``probe_min``-``probe_top``, already at the top, or the count
+        has an entry)."""
+        if self.run < self.lc.probe or not self.lc.probe_min <= here <= self.lc.probe_top:
             return 0
         up = self.config.clip(here * self.lc.probe_factor)
         return up if up > here and up not in self.est else 0

@@ -282,6 +282,24 @@ def test_probe_has_its_own_rtt_gate_and_can_be_kept_to_a_young_transfer() -> Non
             LedgerConfig.parse(bad)
 
 
+def test_probe_starts_only_from_probe_min_streams() -> None:
+    # Round 51: beside an established BBR rival round 50c's probe doubled 1, 2, 3 and 6
+    # streams and never kept them; fig3's late joiners held 8-12. probe_min keeps the probe to
+    # counts of at least M: a hold at 3 is left, a hold at 8 is probed (and given back here:
+    # at 16 streams the shared LAN's utility is not better by the band).
+    spec = "ledger:probe=3,probe_top=12,probe_min={}:script:{}"
+    path, c = run(spec.format(6, 3), shared_lan, 12)
+    assert set(path) == {3} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(6, 8), shared_lan, 12)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert path[:6] == [8, 8, 8, 16, 16, 8] and rule.probes == 1 and rule.kept == 0
+    path, c = run(spec.format(1, 3), shared_lan, 12)
+    assert 6 in path and c.rule.probes >= 1  # type: ignore[attr-defined]  # the default
+    for bad in ("probe_min=0", "probe_min=13,probe_top=12"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
+
+
 def established_bbr(n: int) -> tuple[float, float]:
     """hand-bbr-established-1g's sweep (round 46), interpolated: our Mbit/s and loss at n
     streams beside an established BBR rival; utility rises to 16 (U(1) 10.9, U(16) 51.3)."""
