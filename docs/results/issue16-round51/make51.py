@@ -3,6 +3,10 @@
 bundle (so ``ppo`` applies it and the candidate ships as one file). Run from the repository root:
 
     python3 docs/results/issue16-round51/make51.py --probe-min 7 --out round51.pt
+    python3 docs/results/issue16-round51/make51.py \
+        --base policy/weights/candidates/round49b.json --out round51b.pt
+
+``--base`` names the bundle record to start from; its judge and band (if any) are carried.
 """
 
 import argparse
@@ -10,6 +14,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from policy.band import BandConfig
+from policy.judge import JudgeConfig
 from policy.ledger import LedgerConfig
 from policy.shed import ShedConfig
 from policy.warmup import WarmupConfig
@@ -19,8 +25,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--probe-min", type=int, default=7, help="the lowest count a probe starts from")
 ap.add_argument("--beta", type=float, default=0.1, help="the shed's share of n per retreat")
 ap.add_argument("--out", default="round51.pt")
+ap.add_argument("--base", default="policy/weights/default.json", help="the bundle to start from")
 a = ap.parse_args()
-rec = json.loads(Path("policy/weights/default.json").read_text())["shipped"]
+rec = json.loads(Path(a.base).read_text())["shipped"]
 ledger = replace(
     LedgerConfig.from_dict(rec["ledger"]),
     probe=4, probe_top=12, probe_rtt_ms=100.0, probe_min_rtt_ms=5.0, probe_within=30,
@@ -30,8 +37,8 @@ out = ship_ensemble(
     [Path(m) for m in rec["members"]],
     Path("policy/weights/candidates") / a.out,
     note=(
-        "Round 51 candidate (not shipped unless its rules pass): the shipped bundle (round 13's "
-        "pair, warm-up rtts=16 cc=bbr, ledger seek=1 max_rtt_ms=20 noise=2) with round 50c's "
+        f"Round 51 candidate (not shipped unless its rules pass): the bundle of {a.base} ("
+        f"{rec['selection'][:400]}) with round 50c's "
         "probe (within the transfer's first 30 MIs, paths of 5-100 ms, a count that stood 4 MIs "
         f"while the pair held or retreated is doubled and kept if it reads better by the band) "
         f"started only from {a.probe_min}-12 streams, and a shed of beta={a.beta:g} (a retreat "
@@ -41,6 +48,8 @@ out = ship_ensemble(
     warmup=WarmupConfig.from_dict(rec["warmup"]),
     ledger=ledger,
     shed=ShedConfig(beta=a.beta),
+    judge=JudgeConfig.from_dict(rec["judge"]) if rec.get("judge") else None,
+    band=BandConfig.from_dict(rec["band"]) if rec.get("band") else None,
 )
 print(json.dumps(out["shipped"]["members"]), json.dumps(out["shipped"]["ledger"]))
 print(json.dumps(out["shipped"].get("shed")))
