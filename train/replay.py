@@ -57,6 +57,21 @@ def asks(spec: str, rows: list[SignalVector], max_streams: int = 64) -> list[int
     return out
 
 
+def differs(spec: str, path: Path, max_streams: int = 64) -> tuple[list[int], int]:
+    """Replay ``spec`` closed-loop on one run's log: its count after each MI that a controller
+    decided (the drain MIs at a run's end, which none decides, left out), and how many of
+    them differ from the count the log ran next. Controllers are deterministic, so 0 means
+    ``spec`` would have made that run's every decision (round 49's replays; round 51 reads a
+    scenario where a candidate's runs all replay under plain ``ppo`` as an A/A reading)."""
+    rows = read_intervals(path)
+    sig = [SignalVector(**{k: v for k, v in r.items() if k in FIELDS})
+           for r in rows if r.get("drain") is not True]  # fmt: skip
+    c = make_controller(spec, ControllerConfig(max_streams=max_streams))
+    c.initial()
+    out = [c.decide(s) for s in sig]
+    return out, sum(a != b.streams for a, b in zip(out, sig[1:], strict=False))
+
+
 def shares(changes: list[int]) -> tuple[float, float]:
     """(share of adds, share of retreats)."""
     if not changes:

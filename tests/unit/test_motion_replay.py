@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from policy.base import ControllerConfig, make_controller
 from policy.signals import SignalVector
 from train import motion, replay
 
@@ -86,3 +87,24 @@ def test_replay_reads_logs_and_shows_what_each_signal_does(tmp_path: Path) -> No
         replay.asks("gd", rows)
     assert replay.main([str(tmp_path / "run"), "ppo", "noloss"]) == 0
     assert replay.main([str(tmp_path / "run"), "ppo", "--policy", "gd"]) == 2
+
+
+def test_a_closed_loop_replay_reproduces_the_runs_own_decisions(tmp_path: Path) -> None:
+    """A log whose counts are ``ppo``'s own answers replays with no difference under ``ppo``
+    and with some under another controller; drain MIs at the end are not decided."""
+    c = make_controller("ppo", ControllerConfig(max_streams=64))
+    n, rows = c.initial(), []
+    for t, loss in enumerate([0.0] * 6 + [0.05] * 10 + [0.0] * 6):
+        s = SignalVector(
+            t=t + 1.0, mi_s=1.0, streams=n, throughput_bps=1e7 * n, goodput_bps=1e7 * n,
+            loss_rate=loss, rtt_ms=30.0, min_rtt_ms=30.0, rtt_gradient=0.0, rtt_ratio=1.0,
+            cc="cubic",
+        )  # fmt: skip
+        rows.append({**s.to_dict(), "utility": 0.0, "action": 0})
+        n = c.decide(s)
+    rows.append({**rows[-1], "streams": 1, "drain": True})  # a drain MI: nobody decided it
+    f = tmp_path / "r1-t1.jsonl"
+    _log(f, rows)
+    counts, differ = replay.differs("ppo", f)
+    assert differ == 0 and len(counts) == 22 and len({r["streams"] for r in rows[:-1]}) > 1
+    assert replay.differs("fixed:3", f)[1] > 0
