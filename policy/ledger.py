@@ -64,7 +64,7 @@ found more utility.
    streams beside two at 12-22: doubled to 16 and kept); off LANs, where round 46's probe lost.
    Round 51: ``probe_min=M`` starts probes only from a count of at least M. Round 50c's probe
    started 6 times beside an established BBR rival, from 1, 2, 3 and 6 streams, and was never
-   kept (its block lost 0.124); fig3's late joiners held 8-12 after a climb. A transfer that
+   kept (its block lost 0.124); fig3's late joiners held 7-12 after a climb. A transfer that
    holds a handful of streams from its start is where the inner walk reads the rival's loss,
    and doubling it there buys two MIs of the rival's answer.
 8. **Climb** (round 47; off by default). Round 46's probe fires on a timer, so it also runs
