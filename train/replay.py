@@ -35,10 +35,13 @@ EDITS: dict[str, Callable[[SignalVector], SignalVector]] = {
 }
 
 
-def records(path: Path) -> list[SignalVector]:
-    """The signal vectors of one run's jsonl log (the ``interval`` events)."""
+def records(path: Path, steady: bool = False) -> list[SignalVector]:
+    """The signal vectors of one run's jsonl log (the ``interval`` events); ``steady``: without
+    the drain MIs at the run's end, which no controller decides."""
     return [
-        SignalVector(**{k: v for k, v in r.items() if k in FIELDS}) for r in read_intervals(path)
+        SignalVector(**{k: v for k, v in r.items() if k in FIELDS})
+        for r in read_intervals(path)
+        if not (steady and r.get("drain") is True)
     ]
 
 
@@ -63,9 +66,7 @@ def differs(spec: str, path: Path, max_streams: int = 64) -> tuple[list[int], in
     them differ from the count the log ran next. Controllers are deterministic, so 0 means
     ``spec`` would have made that run's every decision (round 49's replays; round 51 reads a
     scenario where a candidate's runs all replay under plain ``ppo`` as an A/A reading)."""
-    rows = read_intervals(path)
-    sig = [SignalVector(**{k: v for k, v in r.items() if k in FIELDS})
-           for r in rows if r.get("drain") is not True]  # fmt: skip
+    sig = records(path, steady=True)
     c = make_controller(spec, ControllerConfig(max_streams=max_streams))
     c.initial()
     out = [c.decide(s) for s in sig]
