@@ -18,8 +18,11 @@ a transfer at 20 streams retreats by 2 where one at 7 retreats by 1 (its 0.7 is 
 step INNER asked): over shared congestion events the larger one loses more, and a rounded
 share (``ceil``) would not do, since it sheds the same 2 from every count of 11-20. Alone,
 the walk around the best count steps down further and climbs back by INNER's adds.
-``min_n``: only from a count of at least this (0: any). ``max_rtt_ms``: only on paths whose
-minimum RTT is at most this (0: any; an unknown RTT is gated in).
+``min_n``: only from a count of at least this (0: any). ``max_n``: only from a count of at most
+this (0: any). Round 52: beside on/off rivals a single transfer at 35-47 streams retreats from
+loss it did not make, and shedding 4 streams there (round 51's K51 on gen-v11 t03 and t06)
+lowers its level; fig3's transfers shed at 10-29. ``max_rtt_ms``: only on paths whose minimum
+RTT is at most this (0: any; an unknown RTT is gated in).
 
 The inner controller sees every signal vector; its target is set to the shed count, so its
 next step starts from there (it must have a ``target``).
@@ -45,14 +48,17 @@ class ShedConfig(RuleConfig):
     """A retreat sheds at least ``beta * n`` of the ``n`` streams in effect (dithered)."""
     min_n: int = 0
     """Only from a count of at least this (0: any)."""
+    max_n: int = 0
+    """Only from a count of at most this (0: any)."""
     max_rtt_ms: float = 0.0
     """If > 0, only on paths whose minimum RTT is at most this."""
 
     def __post_init__(self) -> None:
-        if not (0 < self.beta < 1 and self.min_n >= 0 and self.max_rtt_ms >= 0):
+        if not (0 < self.beta < 1 and self.min_n >= 0 and self.max_n >= 0 and self.max_rtt_ms >= 0):
             raise ValueError(
-                "shed: needs 0 < beta < 1, min_n >= 0 and max_rtt_ms >= 0, "
-                f"got beta={self.beta}, min_n={self.min_n}, max_rtt_ms={self.max_rtt_ms}"
+                "shed: needs 0 < beta < 1, min_n >= 0, max_n >= 0 and max_rtt_ms >= 0, "
+                f"got beta={self.beta}, min_n={self.min_n}, max_n={self.max_n}, "
+                f"max_rtt_ms={self.max_rtt_ms}"
             )
 
 
@@ -72,7 +78,8 @@ class Shed:
     def step(self, proposed: int, signals: SignalVector) -> int:
         n, sc = self.current, self.sc
         proposed = self.config.clip(proposed)
-        if proposed < n and n >= sc.min_n and signals.rtt_within(sc.max_rtt_ms):
+        within = sc.min_n <= n and (sc.max_n == 0 or n <= sc.max_n)
+        if proposed < n and within and signals.rtt_within(sc.max_rtt_ms):
             owed = sc.beta * n + self.carry
             whole = floor(owed + 1e-9)
             self.carry = max(owed - whole, 0.0) if n - proposed < owed else 0.0
@@ -85,7 +92,7 @@ class Shed:
 
 
 class ShedWrapper(RuleWrapper):
-    """``shed[:beta=B,min_n=M,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``), except that
+    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``), except that
     a retreat sheds at least ``B * n`` streams (dithered)."""
 
     name = "shed"

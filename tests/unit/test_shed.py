@@ -77,9 +77,11 @@ def test_adds_holds_and_deeper_retreats_pass_and_the_gates_hold() -> None:
     assert run("shed:beta=0.1:steps:20_1_0_m5_m1_m1_0", 5) == [21, 21, 16, 15, 13]
     assert run("shed:beta=0.1:steps:2_m1_m1_0", 2) == [1, 1]  # never below 1
     assert run("shed:beta=0.1,min_n=24:steps:20_m1_0", 1) == [19]  # below min_n: as asked
+    assert run("shed:beta=0.1,max_n=30:steps:40_m1_0", 1) == [39]  # above max_n: as asked
+    assert run("shed:beta=0.1,max_n=30:steps:30_m1_0", 1) == [27]  # at max_n: shed
     assert run("shed:beta=0.1,max_rtt_ms=20:steps:20_m1_0", 1) == [19]  # a 40-ms path: as asked
     assert run("shed:beta=0.1,max_rtt_ms=20:steps:20_m1", 1, min_rtt_ms=5.0) == [18]
-    for bad in ("beta=0", "beta=1", "min_n=-1", "max_rtt_ms=-1"):
+    for bad in ("beta=0", "beta=1", "min_n=-1", "max_n=-1", "max_rtt_ms=-1"):
         with pytest.raises(ValueError, match="shed: needs"):
             ShedConfig.parse(bad)
     with pytest.raises(ValueError, match="cannot be another shed"):

@@ -1,0 +1,39 @@
+"""Round 52: K52 is round 51's K51 (``policy/weights/candidates/round51.json``: the shipped bundle,
+the young-transfer probe from 7-12 streams, the shed of beta=0.1) with the shed only from counts
+of at most ``--max-n``. Run from the repository root:
+
+    python3 docs/results/issue16-round52/make52.py --max-n 30 --out round52.pt
+"""
+
+import argparse
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from policy.ledger import LedgerConfig
+from policy.shed import ShedConfig
+from policy.warmup import WarmupConfig
+from train.ship import ship_ensemble
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--max-n", type=int, default=30, help="the highest count the shed acts from")
+ap.add_argument("--out", default="round52.pt")
+ap.add_argument("--base", default="policy/weights/candidates/round51.json")
+a = ap.parse_args()
+rec = json.loads(Path(a.base).read_text())["shipped"]
+shed = replace(ShedConfig.from_dict(rec["shed"]), max_n=a.max_n)
+out = ship_ensemble(
+    [Path(m) for m in rec["members"]],
+    Path("policy/weights/candidates") / a.out,
+    note=(
+        f"Round 52 candidate (not shipped unless its rules pass): round 51's K51 ({a.base}: the "
+        "shipped bundle, the young-transfer probe from 7-12 streams, the shed of beta=0.1) with "
+        f"the shed only from counts of at most {a.max_n}. docs/results/issue16-round52/."
+    ),
+    rule=rec["rule"],
+    warmup=WarmupConfig.from_dict(rec["warmup"]),
+    ledger=LedgerConfig.from_dict(rec["ledger"]),
+    shed=shed,
+)
+print(json.dumps(out["shipped"]["ledger"]))
+print(json.dumps(out["shipped"]["shed"]))
