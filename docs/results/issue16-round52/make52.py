@@ -3,6 +3,11 @@ the young-transfer probe from 7-12 streams, the shed of beta=0.1) with the shed 
 of at most ``--max-n``. Run from the repository root:
 
     python3 docs/results/issue16-round52/make52.py --max-n 30 --out round52.pt
+    python3 docs/results/issue16-round52/make52.py --max-n 30 --min-loss 0.02 \
+        --base policy/weights/candidates/round51b.json --out round52b.pt
+
+``--base`` names the bundle record to start from; its judge and band (if any) are carried, the
+band's ``min_loss`` replaced by ``--min-loss`` if given.
 """
 
 import argparse
@@ -10,6 +15,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from policy.band import BandConfig
+from policy.judge import JudgeConfig
 from policy.ledger import LedgerConfig
 from policy.shed import ShedConfig
 from policy.warmup import WarmupConfig
@@ -19,21 +26,29 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--max-n", type=int, default=30, help="the highest count the shed acts from")
 ap.add_argument("--out", default="round52.pt")
 ap.add_argument("--base", default="policy/weights/candidates/round51.json")
+ap.add_argument("--min-loss", type=float, help="the band's min_loss (a base with a band only)")
 a = ap.parse_args()
 rec = json.loads(Path(a.base).read_text())["shipped"]
 shed = replace(ShedConfig.from_dict(rec["shed"]), max_n=a.max_n)
+band = BandConfig.from_dict(rec["band"]) if rec.get("band") else None
+if a.min_loss is not None:
+    assert band is not None, f"{a.base} has no band"
+    band = replace(band, min_loss=a.min_loss)
+extra = "" if band is None else f"; its band and judge carried, the band's min_loss {band.min_loss:g}"
 out = ship_ensemble(
     [Path(m) for m in rec["members"]],
     Path("policy/weights/candidates") / a.out,
     note=(
-        f"Round 52 candidate (not shipped unless its rules pass): round 51's K51 ({a.base}: the "
+        f"Round 52 candidate (not shipped unless its rules pass): {a.base} (round 51: the "
         "shipped bundle, the young-transfer probe from 7-12 streams, the shed of beta=0.1) with "
-        f"the shed only from counts of at most {a.max_n}. docs/results/issue16-round52/."
+        f"the shed only from counts of at most {a.max_n}{extra}. docs/results/issue16-round52/."
     ),
     rule=rec["rule"],
     warmup=WarmupConfig.from_dict(rec["warmup"]),
     ledger=LedgerConfig.from_dict(rec["ledger"]),
     shed=shed,
+    judge=JudgeConfig.from_dict(rec["judge"]) if rec.get("judge") else None,
+    band=band,
 )
 print(json.dumps(out["shipped"]["ledger"]))
-print(json.dumps(out["shipped"]["shed"]))
+print(json.dumps(out["shipped"]["shed"]), json.dumps(out["shipped"]["band"]))
