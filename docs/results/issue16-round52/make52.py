@@ -34,7 +34,9 @@ band = BandConfig.from_dict(rec["band"]) if rec.get("band") else None
 if a.min_loss is not None:
     assert band is not None, f"{a.base} has no band"
     band = replace(band, min_loss=a.min_loss)
-extra = "" if band is None else f"; its band and judge carried, the band's min_loss {band.min_loss:g}"
+extra = (
+    "" if band is None else f"; its band and judge carried, the band's min_loss {band.min_loss:g}"
+)
 out = ship_ensemble(
     [Path(m) for m in rec["members"]],
     Path("policy/weights/candidates") / a.out,
