@@ -92,8 +92,8 @@ class Shed:
 
 
 class ShedWrapper(RuleWrapper):
-    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``), except that
-    a retreat sheds at least ``B * n`` streams (dithered)."""
+    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``),
+    except that a retreat sheds at least ``B * n`` streams (dithered)."""
 
     name = "shed"
 
