@@ -60,6 +60,8 @@ class ShedConfig(RuleConfig):
                 f"got beta={self.beta}, min_n={self.min_n}, max_n={self.max_n}, "
                 f"max_rtt_ms={self.max_rtt_ms}"
             )
+        if self.max_n and self.max_n < self.min_n:
+            raise ValueError(f"shed: max_n={self.max_n} is below min_n={self.min_n}: it never acts")
 
 
 class Shed:

@@ -84,5 +84,7 @@ def test_adds_holds_and_deeper_retreats_pass_and_the_gates_hold() -> None:
     for bad in ("beta=0", "beta=1", "min_n=-1", "max_n=-1", "max_rtt_ms=-1"):
         with pytest.raises(ValueError, match="shed: needs"):
             ShedConfig.parse(bad)
+    with pytest.raises(ValueError, match="never acts"):
+        ShedConfig.parse("min_n=20,max_n=10")
     with pytest.raises(ValueError, match="cannot be another shed"):
         make_controller("shed:shed:ppo", ControllerConfig())
