@@ -67,6 +67,10 @@ found more utility.
    kept (its block lost 0.124); fig3's late joiners held 7-12 after a climb. A transfer that
    holds a handful of streams from its start is where the inner walk reads the rival's loss,
    and doubling it there buys two MIs of the rival's answer.
+   Round 52: ``probe_max_loss=L`` starts probes only while the median loss of the last five
+   MIs is at most L. In round 51's logs the probes kept in fig3 started at 0 % (a late joiner
+   in a standing queue, RTT ratio 1.35-1.47), the unkept ones at 0.37-0.41 % there, 0.5-1.1 %
+   on gen-v2-v04 (a lost block each time) and 5 % beside an on/off BBR rival.
 8. **Climb** (round 47; off by default). Round 46's probe fires on a timer, so it also runs
    where the inner walk was right (its development block: -0.08). ``climb=E`` fires on the
    shape of the entries instead: when the inner controller holds or retreats and, among the
@@ -89,8 +93,10 @@ undone) while a wrong entry is fresh, bounded by ``ttl``.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from math import log
+from statistics import median
 
 from policy.base import ControllerConfig, RuleWrapper
 from policy.gd import RuleConfig
@@ -152,6 +158,10 @@ class LedgerConfig(RuleConfig):
     probe_within: int = 0
     """If > 0, ``probe`` starts only within the transfer's first this many MIs (a transfer
     that joins a busy link); 0: at any time."""
+    probe_max_loss: float = 0.0
+    """If > 0, ``probe`` starts only while the median loss rate (0..1) of the transfer's last
+    five MIs is at most this (round 52: fig3's kept probes started at 0 %, the unkept ones on
+    gen-v2-v04 at 0.5-1.1 % and beside a BBR rival at 5 %)."""
 
     climb: float = 0.0
     """If > 0: when the highest count with a recent entry has the best one and beats the
@@ -171,19 +181,22 @@ class LedgerConfig(RuleConfig):
             and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
             and self.climb_rtt_ms >= 0 and self.probe_rtt_ms >= 0 and self.probe_within >= 0
             and self.probe_min_rtt_ms >= 0 and 1 <= self.probe_min <= self.probe_top
+            and self.probe_max_loss >= 0
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
                 "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
                 "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0, "
-                "probe_min_rtt_ms >= 0, probe_within >= 0 and 1 <= probe_min <= probe_top, "
+                "probe_min_rtt_ms >= 0, probe_within >= 0, 1 <= probe_min <= probe_top, "
+                "probe_max_loss >= 0, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
                 f"probe_factor={self.probe_factor}, climb={self.climb}, "
                 f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}, "
                 f"probe_rtt_ms={self.probe_rtt_ms}, probe_min_rtt_ms={self.probe_min_rtt_ms}, "
-                f"probe_within={self.probe_within}, probe_min={self.probe_min}"
+                f"probe_within={self.probe_within}, probe_min={self.probe_min}, "
+                f"probe_max_loss={self.probe_max_loss}"
             )
 
 
@@ -232,9 +245,13 @@ class Ledger:
         """Probes started by ``climb`` (also counted in ``probes``)."""
         self.mis = 0
         """MIs measured so far (``probe_within``)."""
+        self.losses: deque[float] = deque(maxlen=5)
+        """The loss rates of the last five MIs whose loss is known (``probe_max_loss``)."""
 
     def _enter(self, signals: SignalVector) -> None:
         self.mis += 1
+        if signals.loss_rate is not None:
+            self.losses.append(signals.loss_rate)
         for n in list(self.age):
             self.age[n] += 1
             if self.age[n] > self.lc.ttl:
@@ -326,11 +343,14 @@ class Ledger:
 
     def _may_probe(self, signals: SignalVector) -> bool:
         """Whether a probe may start: the path within the probe's gates, the transfer young
-        enough (``probe_within``)."""
+        enough (``probe_within``), its recent loss low enough (``probe_max_loss``)."""
         young = not self.lc.probe_within or self.mis <= self.lc.probe_within
         low, rtt = self.lc.probe_min_rtt_ms, signals.min_rtt_ms
         above = low <= 0 or (rtt is not None and rtt > low)
-        return young and above and self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
+        top = self.lc.probe_max_loss
+        calm = top <= 0 or (bool(self.losses) and median(self.losses) <= top)
+        gated = self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
+        return young and above and calm and gated
 
     def _probe(self, here: int) -> int:
         """The count to probe from ``here``, once ``here`` has run ``probe`` MIs in a row; 0 if

@@ -300,6 +300,21 @@ def test_probe_starts_only_from_probe_min_streams() -> None:
             LedgerConfig.parse(bad)
 
 
+def test_probe_starts_only_while_the_recent_loss_is_low() -> None:
+    # Round 52: shared_lan holds 5 % loss at any count. With probe_max_loss below that the
+    # hold at 8 is never probed; above it, the probe starts as without the gate; and a quiet
+    # LAN (no loss) is probed under the same low gate.
+    spec = "ledger:probe=3,probe_top=12,probe_max_loss={}:script:8"
+    path, c = run(spec.format(0.01), shared_lan, 12)
+    assert set(path) == {8} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(0.06), shared_lan, 12)
+    assert path[:6] == [8, 8, 8, 16, 16, 8] and c.rule.probes == 1  # type: ignore[attr-defined]
+    path, c = run(spec.format(0.01), lambda n: (600 * n / (n + 5), 0.0), 12)
+    assert 16 in path and c.rule.probes >= 1  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="ledger: needs"):
+        LedgerConfig.parse("probe_max_loss=-0.1")
+
+
 def established_bbr(n: int) -> tuple[float, float]:
     """hand-bbr-established-1g's sweep (round 46), interpolated: our Mbit/s and loss at n
     streams beside an established BBR rival; utility rises to 16 (U(1) 10.9, U(16) 51.3)."""
