@@ -41,11 +41,10 @@ as from a start, from the count it is given. Later openings continue its history
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
-from statistics import median
 
 from policy.gd import RuleConfig
+from policy.signals import RecentLoss
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +114,7 @@ class Band:
     def __init__(self, config: BandConfig, n_members: int) -> None:
         self.config = config
         self.outside, self.inside = config.split(n_members)
-        self.losses: deque[float] = deque(maxlen=config.loss_window)
+        self.losses = RecentLoss(config.loss_window)
         self.opened = 0
         """How many times the band has opened in this transfer (closed -> inside)."""
         self.restart = False
@@ -129,13 +128,11 @@ class Band:
 
     def loss(self) -> float | None:
         """The median loss rate of the last ``loss_window`` MIs, or None before it is full."""
-        full = len(self.losses) == self.config.loss_window
-        return median(self.losses) if full else None
+        return self.losses.median()
 
     def rows(self, min_rtt_ms: float | None, cc: str | None, loss_rate: float | None) -> list[int]:
         """This MI's deciding members, after counting its loss rate into the window."""
-        if loss_rate is not None:
-            self.losses.append(loss_rate)
+        self.losses.push(loss_rate)
         inside = self.config.applies(min_rtt_ms, cc, self.loss())
         self.opening = inside and not self.is_open
         self.opened += self.opening

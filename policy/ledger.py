@@ -93,14 +93,12 @@ undone) while a wrong entry is fresh, bounded by ``ttl``.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from math import log
-from statistics import median
 
 from policy.base import ControllerConfig, RuleWrapper
 from policy.gd import RuleConfig
-from policy.signals import SignalVector
+from policy.signals import RecentLoss, SignalVector
 from policy.utility import utility_of
 
 
@@ -245,13 +243,12 @@ class Ledger:
         """Probes started by ``climb`` (also counted in ``probes``)."""
         self.mis = 0
         """MIs measured so far (``probe_within``)."""
-        self.losses: deque[float] = deque(maxlen=5)
+        self.losses = RecentLoss(5)
         """The loss rates of the last five MIs whose loss is known (``probe_max_loss``)."""
 
     def _enter(self, signals: SignalVector) -> None:
         self.mis += 1
-        if signals.loss_rate is not None:
-            self.losses.append(signals.loss_rate)
+        self.losses.push(signals.loss_rate)
         for n in list(self.age):
             self.age[n] += 1
             if self.age[n] > self.lc.ttl:
@@ -348,7 +345,8 @@ class Ledger:
         low, rtt = self.lc.probe_min_rtt_ms, signals.min_rtt_ms
         above = low <= 0 or (rtt is not None and rtt > low)
         top = self.lc.probe_max_loss
-        calm = top <= 0 or (bool(self.losses) and median(self.losses) <= top)
+        loss = self.losses.median(full=False)
+        calm = top <= 0 or (loss is not None and loss <= top)
         gated = self._gated(signals, self.lc.probe_rtt_ms or self.lc.max_rtt_ms)
         return young and above and calm and gated
 

@@ -7,7 +7,9 @@ A field the kernel could not provide is ``None`` ("unknown"), never a guess.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import asdict, dataclass, field
+from statistics import median
 from typing import Any
 
 
@@ -77,3 +79,20 @@ class SignalVector:
         d = asdict(self)
         d["paths"] = [asdict(p) for p in self.paths]
         return d
+
+
+class RecentLoss:
+    """The loss rates of the last ``window`` MIs whose loss is known (an unknown one is not
+    counted), and their median: the band's ``min_loss`` and the ledger's ``probe_max_loss``."""
+
+    def __init__(self, window: int) -> None:
+        self.rates: deque[float] = deque(maxlen=window)
+
+    def push(self, loss_rate: float | None) -> None:
+        if loss_rate is not None:
+            self.rates.append(loss_rate)
+
+    def median(self, full: bool = True) -> float | None:
+        """The median, or None while there is none (``full``: until the window is full)."""
+        short = len(self.rates) < (self.rates.maxlen or 0) if full else not self.rates
+        return None if short else median(self.rates)
