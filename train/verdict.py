@@ -2,7 +2,7 @@
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
-        [--aa AA.json A B]
+        [--aa AA.json A B] [--clear-loss D]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
@@ -37,6 +37,10 @@ square of an identical pair's per-scenario differences (its mean counts as noise
 listing-order effect is no evidence either), and the SE used becomes
 ``max(observed, noise * sqrt(noise_runs / runs) / sqrt(n))`` for a candidate with ``runs``
 runs per scenario over ``n`` scenarios. Without ``noise`` nothing changes.
+``clear_loss`` (round 53) adds a third part: no scenario where every CAND run is more than D
+below every BASE run. Rule 1 over a few scenarios is decided by their spread (round 53's K52c
+on gen-v13: +0.116 +- 0.170 over two, one up by a lucky run, one down in every run); a loss
+that every run shows is a finding whatever the mean says. Without it nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -76,6 +80,9 @@ class VerdictRule:
     floors the standard error (module docstring). None: the observed SE alone."""
     noise_runs: int = 2
     """How many runs per scenario the A/A block that measured ``noise`` had."""
+    clear_loss: float | None = None
+    """Rule 3: no scenario where CAND's best run is more than this below BASE's worst run
+    (module docstring). None: no rule 3."""
     exclude: frozenset[str] = frozenset()
     """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
     ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
@@ -91,6 +98,8 @@ class VerdictRule:
             raise ValueError("margin must be >= 0 and is not a non-inferiority rule's")
         if (self.noise is not None and self.noise < 0) or self.noise_runs < 1:
             raise ValueError("noise must be >= 0 and noise_runs >= 1")
+        if self.clear_loss is not None and self.clear_loss < 0:
+            raise ValueError(f"clear_loss must be >= 0, got {self.clear_loss}")
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,10 @@ class Row:
         if gap is None:
             return True
         return all(max(r) - min(r) <= gap for r in (self.cand_runs, self.base_runs) if len(r) >= 2)
+
+    def clearly_lower(self, by: float) -> bool:
+        """Every CAND run is more than ``by`` below every BASE run (the means without runs)."""
+        return max(self.cand_runs or [self.cand]) < min(self.base_runs or [self.base]) - by
 
 
 @dataclass
@@ -129,6 +142,8 @@ class Verdict:
     """The paired differences' own standard error (None with one scenario)."""
     noise_se: float | None = None
     """The floor from ``rule.noise`` (None without it)."""
+    clear_losses: list[str] | None = None
+    """Rule 3: the scenarios CAND lost in every run by more than ``rule.clear_loss``."""
 
     @property
     def paired_ok(self) -> bool:
@@ -147,9 +162,15 @@ class Verdict:
         return self.cand_min >= self.base_min - self.rule.min_tolerance
 
     @property
+    def clear_ok(self) -> bool:
+        """Rule 3 (with ``rule.clear_loss``): no scenario lost in every run by more than it."""
+        return not self.clear_losses
+
+    @property
     def ok(self) -> bool:
-        """The rule holds: rule 1's paired difference and rule 2's minimum (module docstring)."""
-        return self.paired_ok and self.minimum_ok
+        """The rule holds: rule 1's paired difference, rule 2's minimum and, when it is set,
+        rule 3's clear losses (module docstring)."""
+        return self.paired_ok and self.minimum_ok and self.clear_ok
 
     @property
     def established(self) -> bool:
@@ -181,9 +202,13 @@ class Verdict:
             )
         if self.rule.margin:
             scope += f"; margin: difference {'>=' if self.rule.test else '>'} {self.rule.margin:g}?"
-        failed = [
-            w for w, ok in (("paired", self.paired_ok), ("minimum", self.minimum_ok)) if not ok
-        ]
+        if self.rule.clear_loss is not None:
+            scope += (
+                f"; lower by > {self.rule.clear_loss:g} in every run: "
+                f"{', '.join(self.clear_losses or []) or 'none'}"
+            )
+        parts = (("paired", self.paired_ok), ("minimum", self.minimum_ok))
+        failed = [w for w, ok in (*parts, ("clear loss", self.clear_ok)) if not ok]
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
@@ -254,6 +279,9 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
         base_mean=statistics.fmean(r.base for r in rows),
         cand_min=min(r.cand for r in judged),
         base_min=min(r.base for r in judged),
+        clear_losses=None
+        if rule.clear_loss is None
+        else [r.name for r in rows if r.clearly_lower(rule.clear_loss)],
     )
 
 
@@ -341,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="rule 1: paired difference > M (an A/A margin)")  # fmt: skip
     ap.add_argument("--min-tolerance", type=float, default=VerdictRule.min_tolerance)
     ap.add_argument("--exclude", nargs="*", default=[], help="scenario keys or file stems")
+    ap.add_argument("--clear-loss", type=float, default=None, metavar="D",
+                    help="rule 3: no scenario lower by more than D in every run")  # fmt: skip
     ap.add_argument("--aa", nargs=3, metavar=("AA.json", "A", "B"), default=None,
                     help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
     a = ap.parse_args(argv)
@@ -352,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
                            agree=a.agree, noninferior=a.noninferior, margin=a.margin,
                            exclude=frozenset(a.exclude), noise=noise,
-                           noise_runs=noise_runs)  # fmt: skip
+                           noise_runs=noise_runs, clear_loss=a.clear_loss)  # fmt: skip
         v = verdict(load(a.result), a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)

@@ -7,7 +7,7 @@ import io
 import json
 import runpy
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pytest
@@ -148,6 +148,50 @@ def test_noninferior_passes_a_candidate_shown_no_more_than_the_margin_worse() ->
     for bad in ({"noninferior": -0.1}, {"noninferior": 0.05, "test": True}):
         with pytest.raises(ValueError):
             VerdictRule(**bad)  # type: ignore[arg-type]
+
+
+def test_clear_loss_fails_a_scenario_lost_in_every_run() -> None:
+    # level means, but "b" is lower in every run by more than 0.05: rule 3 names it
+    s = {
+        "a": _scn([1.1, 1.0, 1.2], [1.0, 1.0, 1.0]),
+        "b": _scn([0.80, 0.82, 0.81], [0.90, 0.88, 0.89]),
+        "c": _scn([0.7, 0.7, 0.7], [0.7, 0.7, 0.7]),
+    }
+    assert verdict(s, "cand", "ppo", VerdictRule(noninferior=0.2)).ok  # rules 1-2 alone pass
+    v = verdict(s, "cand", "ppo", VerdictRule(noninferior=0.2, clear_loss=0.05))
+    assert not v.ok and v.clear_losses == ["b"] and v.paired_ok and v.minimum_ok
+    assert "lower by > 0.05 in every run: b" in v.report()
+    assert "fails on: clear loss" in v.report()
+    # one run that is not clearly lower clears it, and so does a wider allowance
+    overlap = {**s, "b": _scn([0.80, 0.82, 0.84], [0.90, 0.88, 0.89])}
+    assert verdict(overlap, "cand", "ppo", VerdictRule(noninferior=0.2, clear_loss=0.05)).ok
+    assert verdict(s, "cand", "ppo", VerdictRule(noninferior=0.2, clear_loss=0.1)).ok
+    with pytest.raises(ValueError, match="clear_loss"):
+        VerdictRule(clear_loss=-0.01)
+
+
+def test_round_53s_k52c_reading_on_gen_v13() -> None:
+    """K52c on gen-v13 (3 runs): rule 1 over the two scenarios it acts on fails on their
+    spread; over all seven it fails narrowly. No scenario is lower by > 0.05 in every run, and
+    with no allowance two scenarios where K52c made the pair's every decision (t03, t08, A/A
+    by replay) are lower in every run too: rule 3 needs its allowance."""
+    res = load(str(ROOT / "docs/results/issue16-round53/k52c-test.json"))
+    cand = "ppo:policy/weights/candidates/round52c.pt"
+    aa = {f"gen-v13-t0{i}" for i in (2, 3, 4, 5, 8)}
+    v = verdict(res, cand, "ppo", VerdictRule(min_ustar=10, noninferior=0.05, exclude=aa))
+    assert not v.paired_ok and v.minimum_ok and len(v.rows) == 2
+    assert round(v.mean_difference, 3) == 0.116
+    rule = VerdictRule(min_ustar=10, noninferior=0.05, clear_loss=0.05)
+    allv = verdict(res, cand, "ppo", rule)
+    assert len(allv.rows) == 7 and allv.clear_ok and not allv.paired_ok
+    assert allv.standard_error is not None
+    assert round(allv.mean_difference - 2 * allv.standard_error, 3) == -0.058
+    zero = verdict(res, cand, "ppo", VerdictRule(min_ustar=10, clear_loss=0.0))
+    assert [PurePath(n).stem for n in zero.clear_losses or []] == [
+        "gen-v13-t03",
+        "gen-v13-t06",
+        "gen-v13-t08",
+    ]
 
 
 def test_bad_input_is_refused() -> None:
