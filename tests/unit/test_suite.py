@@ -38,7 +38,21 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
 
 @pytest.mark.parametrize(
     "suite",
-    ["gen-v3", "gen-v4", "gen-v5", "gen-v6", "gen-v7", "gen-v8", "gen-v9", "gen-v10", "gen-v11"],
+    [
+        "gen-v3",
+        "gen-v4",
+        "gen-v5",
+        "gen-v6",
+        "gen-v7",
+        "gen-v8",
+        "gen-v9",
+        "gen-v10",
+        "gen-v11",
+        "gen-v12",
+        "gen-v13",
+        "gen-v14",
+        "gen-v15",
+    ],
 )
 def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
     """Suites whose manifest carries a comment saying why they were drawn: the scenario files
