@@ -40,7 +40,9 @@ runs per scenario over ``n`` scenarios. Without ``noise`` nothing changes.
 ``clear_loss`` (round 53) adds a third part: no scenario where every CAND run is more than D
 below every BASE run. Rule 1 over a few scenarios is decided by their spread (round 53's K52c
 on gen-v13: +0.116 +- 0.170 over two, one up by a lucky run, one down in every run); a loss
-that every run shows is a finding whatever the mean says. Without it nothing changes.
+that every run shows is a finding whatever the mean says. D must sit above the offset runs of
+one scenario in one block share whoever decides: at D = 0 that reading also flags two
+scenarios where K52c made the pair's every decision (up to 0.03). Without it nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
