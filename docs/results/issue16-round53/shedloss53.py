@@ -5,16 +5,15 @@
 """
 
 import glob
-import json
 import statistics
 import sys
-from pathlib import Path
+
+from lab.runlog import read_intervals
 
 
 def sheds(path: str) -> list[tuple[int, int, float | None]]:
     """(count before, step, median loss of the 5 MIs before) for each shed in one log."""
-    lines = Path(path).read_text().splitlines()
-    rows = [json.loads(line) for line in lines if '"interval"' in line]
+    rows = read_intervals(path)
     out = []
     for i in range(1, len(rows)):
         step = rows[i]["streams"] - rows[i - 1]["streams"]
