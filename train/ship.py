@@ -4,6 +4,8 @@
     python3 -m train.ship --ensemble CKPT CKPT [...] [--rule veto] --note "how it was chosen"
     python3 -m train.ship --checkpoint CKPT --note "how it was chosen" [--judge]
         [--warmup [KEY=VALUE,...]] [--fast [KEY=VALUE,...]]
+    python3 -m train.ship --from-record policy/weights/default.json --change RULE:KEY=VALUE,...
+        --dest policy/weights/candidates/NAME.pt --note "what changed and why"
 
 Each RUN_DIR holds ``policy.pt`` and ``eval.json`` (written by ``xfer train``). The run with
 the highest mean utility ratio on the held-out simulated networks wins (give one RUN_DIR
@@ -23,18 +25,21 @@ cc=bbr`` is ``warmup:cc=bbr:ppo`` inside the file). ``--fast [KEY=VALUE,...]`` w
 start of a short path, as ``fast:ppo`` does around a file without it. ``--shed
 [KEY=VALUE,...]`` writes a :class:`policy.shed.ShedConfig` into ``meta["shed"]``: a retreat of
 ``ppo``'s then sheds at least a share of the streams, as ``shed:ppo`` does around a file
-without it.
+without it. ``--from-record JSON`` ships the ensemble a record describes with one or more
+rules' fields changed (``--change ledger:probe=4``): a candidate made from the shipped bundle.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from policy.band import BandConfig
 from policy.fast import FastConfig
+from policy.gd import parse_args
 from policy.judge import JudgeConfig
 from policy.ledger import LedgerConfig
 from policy.ppo import (
@@ -187,9 +192,61 @@ def ship_ensemble(
     return record
 
 
+RULE_CONFIGS: dict[str, Any] = {
+    "judge": JudgeConfig, "warmup": WarmupConfig, "fast": FastConfig, "ledger": LedgerConfig,
+    "band": BandConfig, "shed": ShedConfig,
+}  # fmt: skip
+"""Each rule of :data:`RULES` by its config class (a record's ``shipped[rule]`` read back)."""
+
+
+def ship_from_record(
+    record: Path,
+    dest: Path,
+    note: str,
+    changes: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Ship the ensemble a record (``policy/weights/default.json`` or a candidate's ``.json``)
+    describes, its members and rules as they are, except the rules in ``changes``: ``{rule:
+    "KEY=VALUE,..."}`` replaces those fields of that rule (a rule the record lacks starts from
+    its defaults), ``{rule: "off"}`` drops it. How a candidate is made from the shipped bundle
+    (rounds 52-54: one rule's fields changed, everything else carried); return the new record."""
+    shipped = json.loads(record.read_text())["shipped"]
+    if shipped.get("kind") != "ensemble":
+        raise ValueError(f"{record}: not an ensemble record (kind {shipped.get('kind')!r})")
+    rules = {k: RULE_CONFIGS[k].from_dict(shipped[k]) if shipped.get(k) else None for k in RULES}
+    for key, text in (changes or {}).items():
+        if key not in RULE_CONFIGS:
+            raise ValueError(f"unknown rule {key!r}; expected one of {', '.join(RULES)}")
+        if text == "off":
+            rules[key] = None
+            continue
+        cls = RULE_CONFIGS[key]
+        kinds = {f.name: type(f.default) for f in fields(cls)}
+        rules[key] = replace(rules[key] or cls(), **parse_args(text, kinds, key))
+    return ship_ensemble(
+        [Path(m) for m in shipped["members"]], dest, note=note, rule=shipped["rule"], **rules
+    )
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="ship a trained run as the default policy")
-    ap.add_argument("runs", nargs="+", type=Path, help="run directories from xfer train")
+    ap.add_argument("runs", nargs="*", type=Path, help="run directories from xfer train")
+    ap.add_argument(
+        "--from-record",
+        type=Path,
+        metavar="JSON",
+        help="ship the ensemble this record describes (e.g. policy/weights/default.json), "
+        "its rules changed by --change; needs --dest and --note",
+    )
+    ap.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar="RULE:KEY=VALUE,...",
+        help="with --from-record: change those fields of one rule (RULE:off drops it), e.g. "
+        "--change ledger:probe=4,probe_min=1",
+    )
+    ap.add_argument("--dest", type=Path, help="with --from-record: the file to write")
     ap.add_argument("--note", help="how the shipped run was chosen (kept in the record)")
     ap.add_argument(
         "--ensemble", action="store_true", help="the arguments are checkpoints: ship them as one"
@@ -253,6 +310,25 @@ if __name__ == "__main__":
         "e.g. --band min_rtt_ms=20,max_rtt_ms=60",
     )
     a = ap.parse_args()
+    if a.from_record is not None:
+        if a.runs or a.dest is None or not a.note:
+            ap.error("--from-record takes no positional arguments and needs --dest and --note")
+        changes: dict[str, str] = {}
+        for item in a.change:
+            key, sep, text = item.partition(":")
+            if not sep or key in changes:
+                ap.error(f"--change {item!r}: expected RULE:KEY=VALUE,... once per rule")
+            changes[key] = text
+        try:
+            rec = ship_from_record(a.from_record, a.dest, a.note, changes)
+        except ValueError as e:
+            ap.error(str(e))
+        print(f"shipped {a.from_record} with {changes or 'no changes'} -> {a.dest}")
+        raise SystemExit(0)
+    if not a.runs:
+        ap.error("give run directories or checkpoints (or --from-record)")
+    if a.change or a.dest is not None:
+        ap.error("--change and --dest need --from-record")
     jc = None if a.judge is None else JudgeConfig.parse(a.judge)  # bare --judge: defaults
     wc = None if a.warmup is None else WarmupConfig.parse(a.warmup)  # bare --warmup: defaults
     fc = None if a.fast is None else FastConfig.parse(a.fast)
