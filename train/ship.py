@@ -223,9 +223,9 @@ def ship_from_record(
         cls = RULE_CONFIGS[key]
         kinds = {f.name: type(f.default) for f in fields(cls)}
         rules[key] = replace(rules[key] or cls(), **parse_args(text, kinds, key))
-    return ship_ensemble(
-        [Path(m) for m in shipped["members"]], dest, note=note, rule=shipped["rule"], **rules
-    )
+    root = Path(__file__).resolve().parents[1]  # a record names members from the repository
+    members = [Path(m) if Path(m).exists() else root / m for m in shipped["members"]]
+    return ship_ensemble(members, dest, note=note, rule=shipped["rule"], **rules)
 
 
 if __name__ == "__main__":

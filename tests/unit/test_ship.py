@@ -348,12 +348,9 @@ def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
     cause (the record is how anyone rebuilds a policy that shipped once). Without a band the
     record is rebuilt as a spec of wrappers; a band (round 47) exists only inside a bundle, so
     then the record's members and rules are shipped again into a file of their own."""
-    from policy.band import BandConfig
-    from policy.ledger import LedgerConfig
     from policy.ppo import DEFAULT_CHECKPOINT
-    from policy.shed import ShedConfig
-    from policy.warmup import WarmupConfig
     from tests.unit.test_guard import world_path
+    from train.ship import ship_from_record
 
     assert DEFAULT_CHECKPOINT.exists(), "the repository ships policy/weights/default.pt"
     root = Path(__file__).parents[2]
@@ -362,13 +359,7 @@ def test_the_shipped_file_decides_as_its_record_says(tmp_path: Path) -> None:
     if rec.get("band"):
         assert not rec.get("fast")
         spec = f"ppo:{tmp_path / 'rebuilt.pt'}"
-        ship_ensemble(
-            [root / m for m in rec["members"]], tmp_path / "rebuilt.pt", note="rebuilt",
-            warmup=WarmupConfig.from_dict(rec["warmup"]) if rec.get("warmup") else None,
-            ledger=LedgerConfig.from_dict(rec["ledger"]) if rec.get("ledger") else None,
-            band=BandConfig.from_dict(rec["band"]),
-            shed=ShedConfig.from_dict(rec["shed"]) if rec.get("shed") else None,
-        )  # fmt: skip
+        ship_from_record(DEFAULT_CHECKPOINT.with_suffix(".json"), tmp_path / "rebuilt.pt", "x")
     else:
         spec = "ensemble:" + "+".join(str(root / m) for m in rec["members"])
     for rule in ("warmup", "ledger", "shed", "fast"):  # inside out: fast the outermost
@@ -562,3 +553,64 @@ def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> Non
         make_controller(f"ppo:{tmp_path / 'one.pt'}", ControllerConfig())
     with pytest.raises(ValueError, match="band must be 0 or 1"):
         JudgeConfig.parse("band=2")
+
+
+def test_a_record_ships_again_with_one_rules_fields_changed(tmp_path: Path) -> None:
+    """``ship_from_record`` (``train.ship --from-record``): the shipped record with no change
+    decides as ``ppo`` MI for MI; with ``ledger:probe=4,...`` only those ledger fields change,
+    the probe acts on a 4-ms path where the rate grows with the count under loss others cause
+    (gen-v13-t08's shape: the shipped policy holds 2 there) and, gated at the ledger's 20 ms, leaves the same world at 40 ms to
+    the shipped policy's decisions; ``RULE:off`` drops a rule; bad changes are refused."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    from policy.base import make_controller
+    from policy.ppo import DEFAULT_CHECKPOINT
+    from tests.unit.test_ledger import _mi
+    from train.ship import ship_from_record
+
+    record = DEFAULT_CHECKPOINT.with_suffix(".json")
+    shipped = json.loads(record.read_text())["shipped"]
+    same, probe = tmp_path / "same.pt", tmp_path / "probe.pt"
+    ship_from_record(record, same, "unchanged")
+    rec = ship_from_record(record, probe, "probe", {"ledger": "probe=4,probe_min=1,probe_top=8"})
+    ledger = rec["shipped"]["ledger"]
+    assert {k: v for k, v in ledger.items() if shipped["ledger"].get(k, v) != v} == {}
+    assert (ledger["probe"], ledger["probe_min"], ledger["probe_top"]) == (4, 1, 8)
+    assert rec["shipped"]["members"] == shipped["members"]
+    assert rec["shipped"]["warmup"] == shipped["warmup"]
+
+    def walk(spec: str, rtt: float) -> tuple[list[int], object]:
+        c = make_controller(spec)
+        n, path = c.initial(), []
+        for t in range(40):
+            sv = _mi(t, n, min(30.0 * n, 600.0), 0.01, min_rtt_ms=rtt)
+            n = c.decide(replace(sv, rtt_ms=1.6 * rtt, rtt_ratio=1.6))  # rivals' queue
+            path.append(n)
+        return path, c
+
+    for rtt in (4.0, 40.0):
+        base, _ = walk("ppo", rtt)
+        assert walk(f"ppo:{same}", rtt)[0] == base
+        path, c = walk(f"ppo:{probe}", rtt)
+        probes = c.ledger.probes  # type: ignore[attr-defined]
+        assert (path != base, probes > 0) == (rtt < 20, rtt < 20), (rtt, path, base)
+        assert max(path) > 2 * max(base) if rtt < 20 else True, (path, base)  # probes kept
+    off = ship_from_record(record, tmp_path / "off.pt", "no ledger", {"ledger": "off"})
+    assert off["shipped"]["ledger"] is None
+    for bad, match in (({"ledgr": "probe=4"}, "unknown rule"), ({"ledger": "prob=4"}, "prob"),
+                       ({"ledger": "probe_min=0"}, "probe_min")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            ship_from_record(record, tmp_path / "bad.pt", "bad", bad)
+    assert not (tmp_path / "bad.pt").exists()
+    cli = [sys.executable, "-m", "train.ship", "--from-record", str(record)]
+    ok = subprocess.run(
+        [*cli, "--change", "ledger:probe=4", "--dest", str(tmp_path / "cli.pt"), "--note", "x"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "cli.json").read_text())["shipped"]["ledger"]["probe"] == 4
+    no_note = subprocess.run([*cli, "--dest", str(tmp_path / "x.pt")], capture_output=True)
+    assert no_note.returncode == 2 and b"--note" in no_note.stderr
