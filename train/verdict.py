@@ -2,7 +2,7 @@
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
-        [--aa AA.json A B] [--clear-loss D]
+        [--aa AA.json A B] [--clear-loss D] [--scenario-floor F]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
@@ -43,6 +43,13 @@ on gen-v13: +0.116 +- 0.170 over two, one up by a lucky run, one down in every r
 that every run shows is a finding whatever the mean says. D must sit above the offset runs of
 one scenario in one block share whoever decides: at D = 0 that reading also flags two
 scenarios where K52c made the pair's every decision (up to 0.03). Without it nothing changes.
+``scenario_floor`` (round 54) adds a fourth part: no scenario whose mean difference is below
+-F. Non-inferiority's standard error is the spread of the per-scenario differences, so one
+large gain fails it as surely as a loss does: round 54's probe read +0.100 +- 0.092 on gen-v15
+(v05 +0.454, the other four -0.047..+0.091) and failed "difference - 2 SE >= -0.05". With
+``--margin 0`` (the default: difference > 0) and ``--clear-loss``, the floor says "better
+overall, and nowhere worse by more than F", where a gain in one place cannot excuse a loss
+in another and does not count against the candidate either. Without it nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -85,6 +92,9 @@ class VerdictRule:
     clear_loss: float | None = None
     """Rule 3: no scenario where CAND's best run is more than this below BASE's worst run
     (module docstring). None: no rule 3."""
+    scenario_floor: float | None = None
+    """Rule 4: no scenario whose mean difference CAND - BASE is below -this (module
+    docstring). None: no rule 4."""
     exclude: frozenset[str] = frozenset()
     """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
     ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
@@ -102,6 +112,8 @@ class VerdictRule:
             raise ValueError("noise must be >= 0 and noise_runs >= 1")
         if self.clear_loss is not None and self.clear_loss < 0:
             raise ValueError(f"clear_loss must be >= 0, got {self.clear_loss}")
+        if self.scenario_floor is not None and self.scenario_floor < 0:
+            raise ValueError(f"scenario_floor must be >= 0, got {self.scenario_floor}")
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,8 @@ class Verdict:
     """The floor from ``rule.noise`` (None without it)."""
     clear_losses: list[str] | None = None
     """Rule 3: the scenarios CAND lost in every run by more than ``rule.clear_loss``."""
+    floor_losses: list[str] | None = None
+    """Rule 4: the scenarios whose mean difference is below ``-rule.scenario_floor``."""
 
     @property
     def paired_ok(self) -> bool:
@@ -169,10 +183,15 @@ class Verdict:
         return not self.clear_losses
 
     @property
+    def floor_ok(self) -> bool:
+        """Rule 4 (with ``rule.scenario_floor``): no scenario's mean difference below -it."""
+        return not self.floor_losses
+
+    @property
     def ok(self) -> bool:
-        """The rule holds: rule 1's paired difference, rule 2's minimum and, when it is set,
-        rule 3's clear losses (module docstring)."""
-        return self.paired_ok and self.minimum_ok and self.clear_ok
+        """The rule holds: rule 1's paired difference, rule 2's minimum and, when they are
+        set, rule 3's clear losses and rule 4's scenario floor (module docstring)."""
+        return self.paired_ok and self.minimum_ok and self.clear_ok and self.floor_ok
 
     @property
     def established(self) -> bool:
@@ -209,8 +228,14 @@ class Verdict:
                 f"; lower by > {self.rule.clear_loss:g} in every run: "
                 f"{', '.join(self.clear_losses or []) or 'none'}"
             )
+        if self.rule.scenario_floor is not None:
+            scope += (
+                f"; a scenario's difference below -{self.rule.scenario_floor:g}: "
+                f"{', '.join(self.floor_losses or []) or 'none'}"
+            )
         parts = (("paired", self.paired_ok), ("minimum", self.minimum_ok))
-        failed = [w for w, ok in (*parts, ("clear loss", self.clear_ok)) if not ok]
+        more = (("clear loss", self.clear_ok), ("scenario floor", self.floor_ok))
+        failed = [w for w, ok in (*parts, *more) if not ok]
         lines.append(
             f"n={len(self.rows)} (excluded {self.excluded or 'none'}): cand {self.cand_mean:.3f} / "
             f"min {self.cand_min:.3f}, base {self.base_mean:.3f} / min {self.base_min:.3f}; paired "
@@ -284,6 +309,9 @@ def verdict(scenarios: dict[str, Any], cand: str, base: str, rule: VerdictRule) 
         clear_losses=None
         if rule.clear_loss is None
         else [r.name for r in rows if r.clearly_lower(rule.clear_loss)],
+        floor_losses=None
+        if rule.scenario_floor is None
+        else [r.name for r in rows if r.cand - r.base < -rule.scenario_floor],
     )
 
 
@@ -373,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exclude", nargs="*", default=[], help="scenario keys or file stems")
     ap.add_argument("--clear-loss", type=float, default=None, metavar="D",
                     help="rule 3: no scenario lower by more than D in every run")  # fmt: skip
+    ap.add_argument("--scenario-floor", type=float, default=None, metavar="F",
+                    help="rule 4: no scenario's mean difference below -F")  # fmt: skip
     ap.add_argument("--aa", nargs=3, metavar=("AA.json", "A", "B"), default=None,
                     help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
     a = ap.parse_args(argv)
@@ -384,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         rule = VerdictRule(test=a.test, min_tolerance=a.min_tolerance, min_ustar=a.min_ustar,
                            agree=a.agree, noninferior=a.noninferior, margin=a.margin,
                            exclude=frozenset(a.exclude), noise=noise,
-                           noise_runs=noise_runs, clear_loss=a.clear_loss)  # fmt: skip
+                           noise_runs=noise_runs, clear_loss=a.clear_loss,
+                           scenario_floor=a.scenario_floor)  # fmt: skip
         v = verdict(load(a.result), a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)

@@ -194,6 +194,41 @@ def test_round_53s_k52c_reading_on_gen_v13() -> None:
     ]
 
 
+def test_scenario_floor_fails_a_scenario_whose_mean_is_lower_by_more_than_it() -> None:
+    # one large gain and one moderate loss: non-inferiority fails on the gain's spread, the
+    # floor names the loss and nothing else
+    s = {
+        "a": _scn([0.7, 0.7, 0.7], [0.2, 0.2, 0.2]),
+        "b": _scn([0.9, 0.9, 0.9], [0.9, 0.9, 0.9]),
+        "c": _scn([0.84, 0.9, 0.84], [0.9, 0.92, 0.94]),
+        "d": _scn([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]),
+    }
+    assert not verdict(s, "cand", "ppo", VerdictRule(noninferior=0.05)).paired_ok
+    v = verdict(s, "cand", "ppo", VerdictRule(clear_loss=0.05, scenario_floor=0.05))
+    assert not v.ok and v.floor_losses == ["c"] and v.paired_ok and v.clear_ok
+    assert "a scenario's difference below -0.05: c" in v.report()
+    assert "fails on: scenario floor" in v.report()
+    assert verdict(s, "cand", "ppo", VerdictRule(clear_loss=0.05, scenario_floor=0.1)).ok
+    with pytest.raises(ValueError, match="scenario_floor"):
+        VerdictRule(scenario_floor=-0.01)
+
+
+def test_round_54s_probes_on_gen_v15() -> None:
+    """Round 54's two probes on gen-v15 (3 runs beside the pair): both fail non-inferiority
+    on v05's gain alone (the pair held 2-3 streams there in every run); with the scenario
+    floor, A (doubling) passes and B (quadrupling) fails on v04, where its probes from 6-7
+    streams to 24-28 cost 0.106."""
+    res = load(str(ROOT / "docs/results/issue16-round54/k54ab-v15.json"))
+    a, b = (f"ppo:policy/weights/candidates/round54{x}.pt" for x in "ab")
+    for cand in (a, b):
+        v = verdict(res, cand, "ppo", VerdictRule(min_ustar=10, noninferior=0.05))
+        assert not v.paired_ok and v.mean_difference > 0.09 and len(v.rows) == 5
+    rule = VerdictRule(min_ustar=10, clear_loss=0.05, scenario_floor=0.05)
+    assert verdict(res, a, "ppo", rule).ok
+    vb = verdict(res, b, "ppo", rule)
+    assert not vb.ok and [PurePath(n).stem for n in vb.floor_losses or []] == ["gen-v15-v04"]
+
+
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="agree"):
         VerdictRule(agree=0)
