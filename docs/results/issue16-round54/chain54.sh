@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Round 54: rules 2 and 3 of README.md here for the candidate rule 1 chose, from a frozen
-# worktree, a fail stopping the chain (rule 1 is read by hand from gen-v15's block first).
-#   WT=/work/wt/r54c R=/work/runs/r54 K=ppo:policy/weights/candidates/round54X.pt T=k54x- \
-#     bash docs/results/issue16-round54/chain54.sh
+# Round 54b: candidate E's rules 1-3 as README.md here declares them, from a frozen worktree,
+# a fail stopping the chain. Rule 1's block (gen-v15) may already have run: with V15=FILE the
+# chain reads that result instead of running it again.
+#   WT=/work/wt/r54e R=/work/runs/r54 K=ppo:policy/weights/candidates/round54e.pt T=k54e- \
+#     [V15=/work/runs/r54/v15e.json] bash docs/results/issue16-round54/chain54.sh
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}; K=${K:?candidate}; T=${T:?tag}
 export PYTHONPATH=$WT
@@ -17,18 +18,31 @@ run() {  # NAME EVALUATE-ARGS...: one block beside ppo, under the testbed lock
     --out "$R/$n" --json "$R/$n.json" > "$R/$n.log" 2>&1
   local rc=$?; echo "$n rc $rc $(date -u +%T)"; return $rc
 }
-run guard --scenario-file configs/sets/gen-v2-short.txt --scenario-file configs/sets/situations-lan.txt \
-  --reference docs/results/gen-v2-validation --reference docs/results/gen-v1-validation --repeat 2 \
-  || { echo "CHAIN STOPPED at guard (run)"; exit 1; }
+stop() { echo "CHAIN STOPPED at $1 $(date -u +%T)"; exit 1; }
+f=${V15:-}
+if [ -z "$f" ]; then
+  run v15 --suite gen-v15 --set validation --reference docs/results/gen-v15-validation \
+    --repeat 3 || stop "v15 (run)"
+  f=$R/${T}v15.json
+fi
+echo "== gen-v15 (rule 1) $(date -u +%T)" >> "$R/verdicts.txt"
+v --clear-loss 0.05 --scenario-floor 0.05 "$f" "$K" ppo || stop v15
+run guard --scenario-file configs/sets/gen-v2-short.txt \
+  --scenario-file configs/sets/situations-lan.txt --reference docs/results/gen-v2-validation \
+  --reference docs/results/gen-v1-validation --repeat 2 || stop "guard (run)"
 echo "== guard (rule 2) $(date -u +%T)" >> "$R/verdicts.txt"
-v --noninferior 0.05 --clear-loss 0.05 "$R/${T}guard.json" "$K" ppo \
-  || { echo "CHAIN STOPPED at guard $(date -u +%T)"; exit 1; }
+g=$R/${T}guard.json
+v --clear-loss 0.05 --scenario-floor 0.05 "$g" "$K" ppo \
+  || v --noninferior 0.05 --clear-loss 0.05 --scenario-floor 0.05 "$g" "$K" ppo || stop guard
 echo "CANDIDATE PASSED VALIDATION $(date -u +%T)"
 run test --suite gen-v14 --set test --reference docs/results/gen-v14-test --repeat 3 \
-  || { echo "CHAIN STOPPED at test (run)"; exit 1; }
+  || stop "test (run)"
 echo "== test (rule 3) $(date -u +%T)" >> "$R/verdicts.txt"
 if v --noninferior 0.05 --clear-loss 0.05 "$R/${T}test.json" "$K" ppo; then
   echo "CANDIDATE PASSES THE TEST SET $(date -u +%T)"
 else
   echo "CANDIDATE FAILS THE TEST SET $(date -u +%T)"; exit 1
 fi
+echo "== test, scenario floor (reported, not judged)" >> "$R/verdicts.txt"
+v --clear-loss 0.05 --scenario-floor 0.05 "$R/${T}test.json" "$K" ppo > /dev/null
+exit 0
