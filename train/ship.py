@@ -313,6 +313,11 @@ if __name__ == "__main__":
     if a.from_record is not None:
         if a.runs or a.dest is None or not a.note:
             ap.error("--from-record takes no positional arguments and needs --dest and --note")
+        given = [f"--{k}" for k in ("ensemble", "checkpoint", *RULES) if getattr(a, k)
+                 not in (None, False)]  # fmt: skip
+        if given or a.rule != "mean":
+            ap.error(f"--from-record takes its members, rule and rules from the record; "
+                     f"change them with --change, not {' '.join(given) or '--rule'}")  # fmt: skip
         changes: dict[str, str] = {}
         for item in a.change:
             key, sep, text = item.partition(":")

@@ -614,3 +614,7 @@ def test_a_record_ships_again_with_one_rules_fields_changed(tmp_path: Path) -> N
     assert json.loads((tmp_path / "cli.json").read_text())["shipped"]["ledger"]["probe"] == 4
     no_note = subprocess.run([*cli, "--dest", str(tmp_path / "x.pt")], capture_output=True)
     assert no_note.returncode == 2 and b"--note" in no_note.stderr
+    both = [*cli, "--ledger", "probe=4", "--dest", str(tmp_path / "y.pt"), "--note", "x"]
+    mixed = subprocess.run(both, capture_output=True)
+    assert mixed.returncode == 2 and b"--change" in mixed.stderr
+    assert not (tmp_path / "y.pt").exists()
