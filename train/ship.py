@@ -204,12 +204,15 @@ def ship_from_record(
     dest: Path,
     note: str,
     changes: dict[str, str] | None = None,
+    members: list[Path] | None = None,
 ) -> dict[str, Any]:
     """Ship the ensemble a record (``policy/weights/default.json`` or a candidate's ``.json``)
     describes, its members and rules as they are, except the rules in ``changes``: ``{rule:
     "KEY=VALUE,..."}`` replaces those fields of that rule (a rule the record lacks starts from
     its defaults), ``{rule: "off"}`` drops it. How a candidate is made from the shipped bundle
-    (rounds 52-54: one rule's fields changed, everything else carried); return the new record."""
+    (rounds 52-54: one rule's fields changed, everything else carried); return the new record.
+    ``members`` replaces the record's members, one for one (the same recipes trained again:
+    round 53's ``scratch53.sh``), keeping its rule and rules."""
     shipped = json.loads(record.read_text())["shipped"]
     if shipped.get("kind") != "ensemble":
         raise ValueError(f"{record}: not an ensemble record (kind {shipped.get('kind')!r})")
@@ -223,8 +226,13 @@ def ship_from_record(
         cls = RULE_CONFIGS[key]
         kinds = {f.name: type(f.default) for f in fields(cls)}
         rules[key] = replace(rules[key] or cls(), **parse_args(text, kinds, key))
-    root = Path(__file__).resolve().parents[1]  # a record names members from the repository
-    members = [Path(m) if Path(m).exists() else root / m for m in shipped["members"]]
+    if members is None:
+        root = Path(__file__).resolve().parents[1]  # a record names members from the repository
+        members = [Path(m) if Path(m).exists() else root / m for m in shipped["members"]]
+    elif len(members) != len(shipped["members"]):
+        raise ValueError(
+            f"{record} has {len(shipped['members'])} members, got {len(members)} to replace them"
+        )
     return ship_ensemble(members, dest, note=note, rule=shipped["rule"], **rules)
 
 

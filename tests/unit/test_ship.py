@@ -559,14 +559,16 @@ def test_a_record_ships_again_with_one_rules_fields_changed(tmp_path: Path) -> N
     """``ship_from_record`` (``train.ship --from-record``): the shipped record with no change
     decides as ``ppo`` MI for MI; with ``ledger:probe=4,...`` only those ledger fields change,
     the probe acts on a 4-ms path where the rate grows with the count under loss others cause
-    (gen-v13-t08's shape: the shipped policy holds 2 there) and, gated at the ledger's 20 ms, leaves the same world at 40 ms to
-    the shipped policy's decisions; ``RULE:off`` drops a rule; bad changes are refused."""
+    (gen-v13-t08's shape: the shipped policy holds 2 there) and, gated at the ledger's 20 ms,
+    leaves the same world at 40 ms to the shipped policy's decisions; ``RULE:off`` drops a
+    rule; bad changes are refused; ``members`` replaces the members one for one."""
     import subprocess
     import sys
 
     import pytest
 
     from policy.base import make_controller
+    from policy.ledger import LedgerConfig
     from policy.ppo import DEFAULT_CHECKPOINT
     from tests.unit.test_ledger import _mi
     from train.ship import ship_from_record
@@ -605,6 +607,12 @@ def test_a_record_ships_again_with_one_rules_fields_changed(tmp_path: Path) -> N
         with pytest.raises(ValueError, match=match):
             ship_from_record(record, tmp_path / "bad.pt", "bad", bad)
     assert not (tmp_path / "bad.pt").exists()
+    again = [Path(m).resolve() for m in shipped["members"]][::-1]  # stand-ins: the same files
+    swapped = ship_from_record(record, tmp_path / "swap.pt", "retrained", members=again)
+    assert swapped["shipped"]["members"] == [str(m) for m in again]
+    assert swapped["shipped"]["ledger"] == LedgerConfig.from_dict(shipped["ledger"]).to_dict()
+    with pytest.raises(ValueError, match="members"):
+        ship_from_record(record, tmp_path / "bad.pt", "bad", members=again[:1])
     cli = [sys.executable, "-m", "train.ship", "--from-record", str(record)]
     ok = subprocess.run(
         [*cli, "--change", "ledger:probe=4", "--dest", str(tmp_path / "cli.pt"), "--note", "x"],

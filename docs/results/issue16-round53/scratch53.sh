@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round 53: K52c's three members trained from scratch side by side on this 2-core machine
 # (issue #16's "training a shippable policy from scratch stays <= 30 min"), then bundled as
-# K52c is (its record's wrappers) and compared with the stored members. Nothing else runs.
+# K52c is (its record's rule and wrappers, `train.ship.ship_from_record`) and compared with the stored members. Nothing else runs.
 #   WT=/work/wt/r53s R=/work/runs/scratch53 bash docs/results/issue16-round53/scratch53.sh
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}
@@ -20,14 +20,10 @@ python3 - "$R" <<'PY'
 import json, sys
 from pathlib import Path
 import torch
-from policy.band import BandConfig
-from policy.judge import JudgeConfig
-from policy.ledger import LedgerConfig
-from policy.shed import ShedConfig
-from policy.warmup import WarmupConfig
-from train.ship import ship_ensemble
+from train.ship import ship_from_record
 R = Path(sys.argv[1])
-rec = json.loads(Path("policy/weights/candidates/round52c.json").read_text())["shipped"]
+record = Path("policy/weights/candidates/round52c.json")
+rec = json.loads(record.read_text())["shipped"]
 new = [R / "hold-s2/policy.pt", R / "onoff-s4/policy.pt", R / "hold-kick22-s3/policy.pt"]
 for old, mine in zip(rec["members"], new):
     a, b = torch.load(old, weights_only=False), torch.load(mine, weights_only=False)
@@ -35,11 +31,7 @@ for old, mine in zip(rec["members"], new):
     same = sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa
                                           if isinstance(sa[k], torch.Tensor))
     print(f"{mine.parent.name}: weights {'identical to' if same else 'differ from'} {old}")
-ship_ensemble(new, R / "bundle.pt", note="round 53 from scratch", rule=rec["rule"],
-              judge=JudgeConfig.from_dict(rec["judge"]),
-              warmup=WarmupConfig.from_dict(rec["warmup"]),
-              ledger=LedgerConfig.from_dict(rec["ledger"]),
-              band=BandConfig.from_dict(rec["band"]), shed=ShedConfig.from_dict(rec["shed"]))
+ship_from_record(record, R / "bundle.pt", "round 53 from scratch", members=new)
 print("bundle", R / "bundle.pt")
 PY
 echo "end $(date -u +%T)"

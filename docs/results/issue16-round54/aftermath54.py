@@ -8,23 +8,18 @@ Usage, from the repository root:
     PYTHONPATH=. python3 docs/results/issue16-round54/aftermath54.py CAND_SPEC BASE_SPEC LOG.jsonl...
 """
 
-import json
 import sys
 from pathlib import Path
 
 from policy.base import ControllerConfig, make_controller
+from policy.signals import SignalVector
 from train.replay import records
 
 
-def steady(f: Path) -> list:
-    lines = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
-    drain = [d.get("drain", False) for d in lines if d.get("event") == "interval"]
-    return [r for r, d in zip(records(f), drain, strict=True) if not d]
-
-
-def run(spec: str, recs: list) -> tuple[list[int], object]:
+def run(spec: str, recs: list[SignalVector]) -> list[int]:
+    """``spec``'s count after each MI of ``recs``, closed-loop (as ``train.replay.differs``)."""
     c = make_controller(spec, ControllerConfig(max_streams=64))
-    return [c.decide(r) for r in recs], c
+    return [c.decide(r) for r in recs]
 
 
 if __name__ == "__main__":
@@ -32,20 +27,21 @@ if __name__ == "__main__":
     tally = {"below": 0, "same": 0, "above": 0}
     hidden = dict(tally)
     for f in map(Path, sys.argv[3:]):
-        recs = steady(f)
+        recs = records(f, steady=True)  # the drain MIs at a run's end: no controller decides
         c = make_controller(cand, ControllerConfig(max_streams=64))
         led = c.ledger  # type: ignore[attr-defined]
-        for i, r in enumerate(recs):
-            before = (led.probes, led.kept)
-            c.decide(r)
-            started = led.probes > before[0]
+        asked, started = [], []
+        for r in recs:
+            before = led.probes
+            asked.append(c.decide(r))
+            started.append(led.probes > before)
+        for i, src in enumerate(r.streams for r in recs):
             # a probe asked at decision i runs MIs i+1 (join) and i+2 (entered); decision i+2
             # keeps it or returns; MI i+3 is the first back at the count it left
-            if not started or i + 3 >= len(recs) or recs[i + 3].streams != recs[i].streams:
+            if not started[i] or i + 3 >= len(recs) or recs[i + 3].streams != src:
                 continue
-            src = recs[i].streams
-            after_full = run(cand, recs[: i + 4])[0][-1]
-            after_hidden = run(base, recs[: i + 1] + [recs[i + 3]])[0][-1]
+            after_full = asked[i + 3]
+            after_hidden = run(base, recs[: i + 1] + [recs[i + 3]])[-1]
             for t, n in ((tally, after_full), (hidden, after_hidden)):
                 t["below" if n < src else "same" if n == src else "above"] += 1
             print(
