@@ -23,6 +23,14 @@ this (0: any). Round 52: beside on/off rivals a single transfer at 35-47 streams
 loss it did not make, and shedding 4 streams there (round 51's K51 on gen-v11 t03 and t06)
 lowers its level; fig3's transfers shed at 10-29. ``max_rtt_ms``: only on paths whose minimum
 RTT is at most this (0: any; an unknown RTT is gated in).
+``below_peak``: only from a count at least this many streams below the highest count the
+transfer has run (0: any). Round 55: on gen-v13-t06 (a single transfer on a clean 39-ms path,
+32+ best) 11 of the pair's 13 retreats from at most 30 streams came from the highest count it
+had run (a walk testing its ceiling), and K52c's sheds there held it at 26-30; of the 722
+retreats in K52c's five fig3 runs 662 came from below the transfer's peak (a share that shrank
+when another transfer joined), where the shed is for. 1, not 2: two transfers on one link can
+settle into a +-1 cycle one and two streams below the first one's peak, and at 2 it never sheds
+(``tests/unit/test_shed.py``).
 
 The inner controller sees every signal vector; its target is set to the shed count, so its
 next step starts from there (it must have a ``target``).
@@ -52,13 +60,21 @@ class ShedConfig(RuleConfig):
     """Only from a count of at most this (0: any)."""
     max_rtt_ms: float = 0.0
     """If > 0, only on paths whose minimum RTT is at most this."""
+    below_peak: int = 0
+    """If > 0, only from a count at least this many below the highest count run so far."""
 
     def __post_init__(self) -> None:
-        if not (0 < self.beta < 1 and self.min_n >= 0 and self.max_n >= 0 and self.max_rtt_ms >= 0):
+        if not (
+            0 < self.beta < 1
+            and self.min_n >= 0
+            and self.max_n >= 0
+            and self.max_rtt_ms >= 0
+            and self.below_peak >= 0
+        ):
             raise ValueError(
-                "shed: needs 0 < beta < 1, min_n >= 0, max_n >= 0 and max_rtt_ms >= 0, "
-                f"got beta={self.beta}, min_n={self.min_n}, max_n={self.max_n}, "
-                f"max_rtt_ms={self.max_rtt_ms}"
+                "shed: needs 0 < beta < 1, min_n >= 0, max_n >= 0, max_rtt_ms >= 0 and "
+                f"below_peak >= 0, got beta={self.beta}, min_n={self.min_n}, "
+                f"max_n={self.max_n}, max_rtt_ms={self.max_rtt_ms}, below_peak={self.below_peak}"
             )
         if self.max_n and self.max_n < self.min_n:
             raise ValueError(f"shed: max_n={self.max_n} is below min_n={self.min_n}: it never acts")
@@ -76,11 +92,15 @@ class Shed:
         """Retreats deepened by the rule."""
         self.carry = 0.0
         """The fraction of a stream the last retreats owed and did not shed (dithering)."""
+        self.peak = self.current
+        """The highest count in effect so far (``below_peak``)."""
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         n, sc = self.current, self.sc
+        self.peak = max(self.peak, n)
         proposed = self.config.clip(proposed)
         within = sc.min_n <= n and (sc.max_n == 0 or n <= sc.max_n)
+        within = within and n <= self.peak - sc.below_peak
         if proposed < n and within and signals.rtt_within(sc.max_rtt_ms):
             owed = sc.beta * n + self.carry
             whole = floor(owed + 1e-9)
@@ -94,8 +114,8 @@ class Shed:
 
 
 class ShedWrapper(RuleWrapper):
-    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R][:INNER]``: follow INNER (default ``ppo``),
-    except that a retreat sheds at least ``B * n`` streams (dithered)."""
+    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R,below_peak=P][:INNER]``: follow INNER
+    (default ``ppo``), except that a retreat sheds at least ``B * n`` streams (dithered)."""
 
     name = "shed"
 

@@ -88,3 +88,24 @@ def test_adds_holds_and_deeper_retreats_pass_and_the_gates_hold() -> None:
         ShedConfig.parse("min_n=20,max_n=10")
     with pytest.raises(ValueError, match="cannot be another shed"):
         make_controller("shed:shed:ppo", ControllerConfig())
+
+
+def test_below_peak_spares_a_walk_testing_its_ceiling_and_still_closes_a_gap() -> None:
+    # Round 55: a retreat from the highest count run so far is the walk testing its ceiling (a
+    # single transfer's climb) and goes as asked; from below the peak (a share that shrank)
+    # the shed acts as before.
+    spec = "shed:beta=0.1,below_peak=1:steps:28_1_1_m1_m1_m1_0"
+    assert run(spec, 5) == [29, 30, 29, 27, 24]  # at the peak 30: as asked; from 29: shed
+    assert run("shed:beta=0.1:steps:28_1_1_m1_m1_m1_0", 5) == [29, 30, 27, 25, 22]
+    # the two transfers of the first test still drift together: the one at 20 sheds from
+    # below its peak, and the one at 3 climbs past its own
+    shed = shared("shed:beta=0.1,below_peak=1:steps:20", "shed:beta=0.1,below_peak=1:steps:3", 200)
+    assert all(abs(x - y) <= 1 for x, y in shed[-50:])
+    # two below the peak is too far: the pair cycles 19/18 against 2/1, one and two below the
+    # first transfer's peak of 20, and the gap stays
+    locked = shared(
+        "shed:beta=0.1,below_peak=2:steps:20", "shed:beta=0.1,below_peak=2:steps:3", 200
+    )
+    assert all(x - y == 17 for x, y in locked[-50:])
+    with pytest.raises(ValueError, match="below_peak >= 0"):
+        ShedConfig.parse("below_peak=-1")
