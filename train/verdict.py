@@ -2,7 +2,7 @@
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
-        [--aa AA.json A B] [--clear-loss D] [--scenario-floor F]
+        [--aa AA.json A B] [--clear-loss D] [--scenario-floor F] [--as-base RUN_DIR]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
@@ -50,6 +50,15 @@ large gain fails it as surely as a loss does: round 54's probe read +0.100 +- 0.
 ``--margin 0`` (the default: difference > 0) and ``--clear-loss``, the floor says "better
 overall, and nowhere worse by more than F", where a gain in one place cannot excuse a loss
 in another and does not count against the candidate either. Without it nothing changes.
+``--as-base RUN_DIR`` (round 55, ``docs/evaluation.md`` rule 19) reads the result as the runs
+behaved, not as they were labelled (:func:`as_base`): each run in RUN_DIR (the ``--out`` of
+the evaluation) is replayed closed-loop under the other policy (``train.replay.differs``), and
+a CAND run that made BASE's every decision joins BASE's runs. CAND's ratio is then the mean of
+its runs that acted, BASE's the mean of its runs and the joined ones; a scenario where no CAND
+run acted, or where every run of both replays as the other, is one policy there and reads a
+difference of 0. Round 55's K55 read -0.066 +- 0.038 on gen-v14 from runs that made the
+pair's decisions MI for MI (t06: 0.783 and 0.967 against the pair's 1.203-1.519), while
+leaving such scenarios out (rule 16) leaves too few to judge by. Without it nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -60,7 +69,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from train.suite_eval import paired
@@ -383,6 +392,65 @@ def pool(a: dict[str, Any], b: dict[str, Any], name: str) -> dict[str, Any]:
     return {**a, "controllers": controllers}
 
 
+def replayed_as(scenario_dir: Path, policy: str, other: str) -> list[bool]:
+    """Per run of ``policy`` in one scenario's evaluation directory (its ``summary.json``
+    lists the runs' logs in ``run_ratios`` order), whether the run replays under ``other``
+    with 0 differing decisions. A log is looked for where the summary says, else under
+    ``scenario_dir/logs`` (a moved run directory); every one must be found."""
+    from train.replay import differs
+
+    summary = json.loads((scenario_dir / "summary.json").read_text())
+    out = []
+    for log in (summary["policies"].get(policy) or {}).get("logs", []):
+        path = Path(log).with_suffix(".jsonl")
+        if not path.exists():
+            path = scenario_dir / "logs" / path.parent.name / path.name
+        if not path.exists():
+            raise ValueError(f"{scenario_dir.name}: no jsonl log for {policy}'s run {log}")
+        out.append(differs(other, path)[1] == 0)
+    return out
+
+
+def as_base(
+    scenarios: dict[str, Any], cand: str, base: str, run_dir: Path
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The scenarios with each CAND run that made BASE's every decision moved to BASE's runs
+    (module docstring), and one note per scenario on what moved. A scenario without both
+    policies' per-run ratios stays as it is; one whose evaluation directory is missing or
+    whose runs do not match its logs is an error."""
+    out, notes = dict(scenarios), {}
+    for name, row in scenarios.items():
+        c = row["controllers"]
+        cr = (c.get(cand) or {}).get("run_ratios") or []
+        br = (c.get(base) or {}).get("run_ratios") or []
+        if not cr or not br:
+            continue
+        stem = PurePath(name).stem
+        found = sorted(run_dir.glob(f"**/{stem}/summary.json"))
+        if len(found) != 1:
+            raise ValueError(f"--as-base: {len(found)} evaluation directories for {stem}")
+        d = found[0].parent
+        cf, bf = replayed_as(d, cand, base), replayed_as(d, base, cand)
+        if len(cf) != len(cr) or len(bf) != len(br):
+            raise ValueError(f"--as-base: {stem}'s runs and logs differ in number")
+        acting = [r for r, f in zip(cr, cf, strict=True) if not f]
+        pooled = [*br, *(r for r, f in zip(cr, cf, strict=True) if f)]
+        one = not acting or (all(cf) and all(bf))
+        if one:  # the same decisions throughout: one policy here
+            acting = pooled = [*cr, *br]
+        out[name] = {**row, "controllers": {
+            **c,
+            cand: {**c[cand], "utility_ratio": statistics.fmean(acting), "run_ratios": acting},
+            base: {**c[base], "utility_ratio": statistics.fmean(pooled), "run_ratios": pooled},
+        }}  # fmt: skip
+        notes[name] = (
+            f"{stem}: {sum(cf)} of {len(cf)} {cand} runs made {base}'s decisions, "
+            f"{sum(bf)} of {len(bf)} {base} runs {cand}'s"
+            + ("; one policy here (difference 0)" if one else "")
+        )
+    return out, notes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python3 -m train.verdict", description=__doc__.split("\n\n")[0]
@@ -405,6 +473,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="rule 4: no scenario's mean difference below -F")  # fmt: skip
     ap.add_argument("--aa", nargs=3, metavar=("AA.json", "A", "B"), default=None,
                     help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
+    ap.add_argument("--as-base", type=Path, default=None, metavar="RUN_DIR",
+                    help="CAND runs that replay as BASE's decisions count as BASE's (rule 19)")  # fmt: skip
     a = ap.parse_args(argv)
     try:
         noise, noise_runs, aa_note = None, 2, ""
@@ -416,12 +486,17 @@ def main(argv: list[str] | None = None) -> int:
                            exclude=frozenset(a.exclude), noise=noise,
                            noise_runs=noise_runs, clear_loss=a.clear_loss,
                            scenario_floor=a.scenario_floor)  # fmt: skip
-        v = verdict(load(a.result), a.cand, a.base, rule)
+        scenarios, notes = load(a.result), dict[str, str]()
+        if a.as_base is not None:
+            scenarios, notes = as_base(scenarios, a.cand, a.base, a.as_base)
+        v = verdict(scenarios, a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)
         return 2
     if aa_note:
         print(aa_note)
+    for note in notes.values():
+        print(note)
     print(v.report())
     return 0 if v.ok else 1
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from train.verdict import VerdictRule, aa_noise, load, main, verdict
+from train.verdict import VerdictRule, aa_noise, as_base, load, main, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE15 = ROOT / "docs/results/issue16-round15/rule15.py"
@@ -227,6 +227,65 @@ def test_round_54s_probes_on_gen_v15() -> None:
     assert verdict(res, a, "ppo", rule).ok
     vb = verdict(res, b, "ppo", rule)
     assert not vb.ok and [PurePath(n).stem for n in vb.floor_losses or []] == ["gen-v15-v04"]
+
+
+def _evaluation(root: Path, name: str, runs: dict[str, list[list[int]]]) -> dict[str, Any]:
+    """One scenario's evaluation directory as ``xfer evaluate --out`` leaves it: per policy,
+    one jsonl log per run (the counts it ran, MI by MI) listed in summary.json; returns the
+    scenario's row as ``--json`` has it, each run's ratio its mean count / 10."""
+    d, logs, rows = root / "suite" / name, {}, {}
+    for policy, counts in runs.items():
+        sub = d / "logs" / policy.replace(":", "-")
+        sub.mkdir(parents=True)
+        logs[policy] = []
+        for k, path in enumerate(counts, 1):
+            f = sub / f"r{k}-t1.jsonl"
+            f.write_text("".join(json.dumps({
+                "event": "interval", "t": t + 1.0, "mi_s": 1.0, "streams": n,
+                "throughput_bps": 1e8 * n, "goodput_bps": 1e8 * n, "loss_rate": 0.0,
+                "rtt_ms": 10.0, "min_rtt_ms": 10.0, "rtt_gradient": 0.0, "rtt_ratio": 1.0,
+                "drain": False,
+            }) + "\n" for t, n in enumerate(path)))  # fmt: skip
+            logs[policy].append(str(f.with_suffix(".parquet")))
+        ratios = [sum(p) / len(p) / 10 for p in counts]
+        rows[policy] = {"utility_ratio": sum(ratios) / len(ratios), "run_ratios": ratios}
+    (d / "summary.json").write_text(
+        json.dumps({"policies": {p: {"logs": v} for p, v in logs.items()}})
+    )
+    return {"best_fixed": {"mean_utility": 100.0}, "controllers": rows}
+
+
+def test_as_base_counts_runs_that_made_the_base_policys_decisions_as_its_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule 19 (round 55): a CAND run that replays as BASE's decisions is BASE's run. CAND is
+    ``fixed:8``, BASE ``fixed:4``; one of CAND's two logged runs ran 4s (BASE's decisions), so
+    it joins BASE's runs; where no CAND run acted the scenario is one policy, difference 0."""
+    four, eight = [4] * 6, [8] * 6
+    scen = {
+        "acted": _evaluation(tmp_path, "acted", {"fixed:8": [eight, four], "fixed:4": [four, four]})
+    }
+    moved, notes = as_base(scen, "fixed:8", "fixed:4", tmp_path)
+    c = moved["acted"]["controllers"]
+    assert c["fixed:8"]["run_ratios"] == [0.8]  # its acting run
+    assert c["fixed:4"]["run_ratios"] == [0.4, 0.4, 0.4]  # its two and the joined one
+    assert notes["acted"].startswith("acted: 1 of 2 fixed:8 runs made fixed:4's decisions")
+    # measured as labelled: 0.6 vs 0.4; as the runs behaved: 0.8 vs 0.4
+    assert verdict(scen, "fixed:8", "fixed:4", VerdictRule()).mean_difference == pytest.approx(0.2)
+    assert verdict(moved, "fixed:8", "fixed:4", VerdictRule()).mean_difference == pytest.approx(0.4)
+    # no CAND run acted: one policy there, difference exactly 0 whatever the runs read
+    only = {"none": _evaluation(tmp_path, "none", {"fixed:8": [four], "fixed:4": [four, four]})}
+    only["none"]["controllers"]["fixed:8"]["run_ratios"] = [0.1]
+    moved, notes = as_base(only, "fixed:8", "fixed:4", tmp_path)
+    c = moved["none"]["controllers"]
+    assert c["fixed:8"]["run_ratios"] == c["fixed:4"]["run_ratios"] == [0.1, 0.4, 0.4]
+    assert notes["none"].endswith("one policy here (difference 0)")
+    # the CLI prints the notes; a missing evaluation directory is refused
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps({"scenarios": scen}))
+    assert main([str(out), "fixed:8", "fixed:4", "--as-base", str(tmp_path)]) == 0
+    assert "1 of 2 fixed:8 runs made fixed:4's decisions" in capsys.readouterr().out
+    assert main([str(out), "fixed:8", "fixed:4", "--as-base", str(tmp_path / "nowhere")]) == 2
 
 
 def test_bad_input_is_refused() -> None:
