@@ -1,6 +1,6 @@
 """What a controller would have asked, MI by MI, on another policy's testbed runs.
 
-    python3 -m train.replay RUN_DIR SPEC [SPEC ...] [--policy NAME]
+    python3 -m train.replay RUN_DIR SPEC [SPEC ...] [--policy NAME] [--carried]
 
 Each run's logged signal vectors (``RUN_DIR/[SUITE-SET/]SCENARIO/logs/NAME/r*-t1.jsonl``,
 NAME the policy that ran, default ``ppo``) are fed to each SPEC in turn; before each MI the spec's
@@ -14,6 +14,12 @@ Besides controller specs, :data:`EDITS` names the shipped policy shown an edited
 signal does. Round 38 (``docs/results/issue16-round38/``): on gen-v7 the shipped policy asks
 to retreat in 27-52 % of the MIs, 1-9 % shown no loss and 11-28 % shown no queueing.
 A spec must have a settable ``target`` (``ppo``, ``ensemble``, the wrappers around them).
+
+``--carried`` replays closed-loop instead (:func:`carried`, any controller): per scenario and
+spec, how many runs the spec would have made decision for decision (every transfer of the run,
+``r1-t1``, ``r1-t2``, ..., with 0 differing decisions: ``docs/evaluation.md`` rules 16, 17 and
+19), and the differing decisions of the rest. NAME is the directory the policy's logs are in
+(``ppo:policy/weights/x.pt`` logs to ``ppo-policy-weights-x.pt``).
 """
 
 from __future__ import annotations
@@ -83,16 +89,35 @@ def shares(changes: list[int]) -> tuple[float, float]:
     )
 
 
+def carried(spec: str, logs: Path) -> list[tuple[str, list[int]]]:
+    """Per run in one policy's log directory (``r1``, ``r2``, ...): the differing decisions of
+    each of its transfers replayed closed-loop under ``spec`` (:func:`differs`); a run whose
+    list is all 0 is one ``spec`` would have made."""
+    runs: dict[str, list[int]] = {}
+    for f in sorted(logs.glob("r*-t*.jsonl")):
+        runs.setdefault(f.name.split("-")[0], []).append(differs(spec, f)[1])
+    return sorted(runs.items(), key=lambda kv: int(kv[0][1:]) if kv[0][1:].isdigit() else 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m train.replay", description=__doc__.split("\n")[0])
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("specs", nargs="+")
     ap.add_argument("--policy", default="ppo", help="the policy whose runs are replayed")
+    ap.add_argument("--carried", action="store_true", help="closed loop: runs the spec would make")
     a = ap.parse_args(argv)
     scenarios = sorted(p.parent.parent for p in a.run_dir.glob(f"**/logs/{a.policy}"))
     if not scenarios:
         print(f"no runs of {a.policy!r} under {a.run_dir}", file=sys.stderr)
         return 2
+    if a.carried:
+        for scen in scenarios:
+            for spec in a.specs:
+                rs = carried(spec, scen / "logs" / a.policy)
+                same = sum(1 for _, n in rs if not any(n))
+                rest = " ".join(f"{r}:{'+'.join(map(str, n))}" for r, n in rs if any(n))
+                print(f"{scen.name:26s} {spec} carried {same}/{len(rs)} {rest}".rstrip())
+        return 0
     print(f"{'scenario':22s} " + " ".join(f"{s[-22:]:>22s}" for s in a.specs))
     print(f"{'':22s} " + " ".join(f"{'add retreat':>22s}" for _ in a.specs))
     for scen in scenarios:

@@ -108,3 +108,13 @@ def test_a_closed_loop_replay_reproduces_the_runs_own_decisions(tmp_path: Path) 
     counts, differ = replay.differs("ppo", f)
     assert differ == 0 and len(counts) == 22 and len({r["streams"] for r in rows[:-1]}) > 1
     assert replay.differs("fixed:3", f)[1] > 0
+    # --carried (round 55): per run, each transfer's differing decisions; r2 has two
+    # transfers, one of them a fixed run of 3s that ppo would not have made
+    logs = tmp_path / "run" / "s1" / "logs" / "ppo"
+    _log(logs / "r1-t1.jsonl", rows)
+    _log(logs / "r2-t1.jsonl", rows)
+    _log(logs / "r2-t2.jsonl", [{**r, "streams": 3} for r in rows])
+    got = replay.carried("ppo", logs)
+    assert [r for r, _ in got] == ["r1", "r2"] and got[0][1] == [0]
+    assert got[1][1][0] == 0 and got[1][1][1] > 0
+    assert replay.main([str(tmp_path / "run"), "ppo", "--carried"]) == 0
