@@ -55,8 +55,7 @@ behaved, not as they were labelled (:func:`as_base`): each run in RUN_DIR (the `
 the evaluation) is replayed closed-loop under the other policy (``train.replay.differs``), and
 a CAND run that made BASE's every decision joins BASE's runs. CAND's ratio is then the mean of
 its runs that acted, BASE's the mean of its runs and the joined ones; a scenario where no CAND
-run acted, or where every run of both replays as the other, is one policy there and reads a
-difference of 0. Round 55's K55 read -0.066 +- 0.038 on gen-v14 from runs that made the
+run acted is one policy there and reads a difference of 0 (its runs pooled for both). Round 55's K55 read -0.066 +- 0.038 on gen-v14 from runs that made the
 pair's decisions MI for MI (t06: 0.783 and 0.967 against the pair's 1.203-1.519), while
 leaving such scenarios out (rule 16) leaves too few to judge by. Without it nothing changes.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
@@ -417,7 +416,8 @@ def as_base(
     """The scenarios with each CAND run that made BASE's every decision moved to BASE's runs
     (module docstring), and one note per scenario on what moved. A scenario without both
     policies' per-run ratios stays as it is; one whose evaluation directory is missing or
-    whose runs do not match its logs is an error."""
+    whose runs do not match its logs (e.g. a result pooled from several invocations) is an
+    error."""
     out, notes = dict(scenarios), {}
     for name, row in scenarios.items():
         c = row["controllers"]
@@ -435,8 +435,8 @@ def as_base(
             raise ValueError(f"--as-base: {stem}'s runs and logs differ in number")
         acting = [r for r, f in zip(cr, cf, strict=True) if not f]
         pooled = [*br, *(r for r, f in zip(cr, cf, strict=True) if f)]
-        one = not acting or (all(cf) and all(bf))
-        if one:  # the same decisions throughout: one policy here
+        one = not acting  # every CAND run made BASE's decisions: one policy here
+        if one:
             acting = pooled = [*cr, *br]
         out[name] = {**row, "controllers": {
             **c,
