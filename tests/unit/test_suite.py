@@ -52,6 +52,7 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
         "gen-v13",
         "gen-v14",
         "gen-v15",
+        "gen-v16",
     ],
 )
 def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
