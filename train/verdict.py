@@ -392,22 +392,20 @@ def pool(a: dict[str, Any], b: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def replayed_as(scenario_dir: Path, policy: str, other: str) -> list[bool]:
-    """Per run of ``policy`` in one scenario's evaluation directory (its ``summary.json``
-    lists the runs' logs in ``run_ratios`` order), whether the run replays under ``other``
-    with 0 differing decisions. A log is looked for where the summary says, else under
-    ``scenario_dir/logs`` (a moved run directory); every one must be found."""
-    from train.replay import differs
+    """Per run of ``policy`` in one scenario's evaluation directory, in ``run_ratios`` order
+    (its ``summary.json`` lists the runs' logs), whether the run replays under ``other`` with
+    0 differing decisions (``train.replay.carried`` on ``scenario_dir/logs/<policy's dir>``,
+    so a moved run directory reads the same). Every listed run must have its jsonl log."""
+    from train.replay import carried
 
     summary = json.loads((scenario_dir / "summary.json").read_text())
-    out = []
-    for log in (summary["policies"].get(policy) or {}).get("logs", []):
-        path = Path(log).with_suffix(".jsonl")
-        if not path.exists():
-            path = scenario_dir / "logs" / path.parent.name / path.name
-        if not path.exists():
-            raise ValueError(f"{scenario_dir.name}: no jsonl log for {policy}'s run {log}")
-        out.append(differs(other, path)[1] == 0)
-    return out
+    logs = [Path(log) for log in (summary["policies"].get(policy) or {}).get("logs", [])]
+    if not logs:
+        return []
+    runs = carried(other, scenario_dir / "logs" / logs[0].parent.name)
+    if [r for r, _ in runs] != [log.name.split("-")[0] for log in logs]:
+        raise ValueError(f"{scenario_dir.name}: {policy}'s jsonl logs are not the runs it lists")
+    return [not any(n) for _, n in runs]
 
 
 def as_base(
