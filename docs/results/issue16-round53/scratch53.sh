@@ -2,9 +2,11 @@
 # Round 53: K52c's three members trained from scratch side by side on this 2-core machine
 # (issue #16's "training a shippable policy from scratch stays <= 30 min"), then bundled as
 # K52c is (its record's rule and wrappers, `train.ship.ship_from_record`) and compared with the stored members. Nothing else runs.
-#   WT=/work/wt/r53s R=/work/runs/scratch53 bash docs/results/issue16-round53/scratch53.sh
+# REC names another record over the same three members (round 56: K55's round55.json).
+#   WT=/work/wt/r53s R=/work/runs/scratch53 [REC=...json] bash docs/results/issue16-round53/scratch53.sh
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}
+REC=${REC:-policy/weights/candidates/round52c.json}
 cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R"
 python3 -c "import xfer; assert xfer.__file__.startswith('$WT'), xfer.__file__"
 t0=$(date +%s); echo "start $(date -u +%T)"
@@ -16,13 +18,13 @@ for job in hold:2 onoff:4 hold-kick22:3; do
 done
 wait
 echo "all three done: $(( $(date +%s) - t0 )) s wall $(date -u +%T)"
-python3 - "$R" <<'PY'
+python3 - "$R" "$REC" <<'PY'
 import json, sys
 from pathlib import Path
 import torch
 from train.ship import ship_from_record
 R = Path(sys.argv[1])
-record = Path("policy/weights/candidates/round52c.json")
+record = Path(sys.argv[2])
 rec = json.loads(record.read_text())["shipped"]
 new = [R / "hold-s2/policy.pt", R / "onoff-s4/policy.pt", R / "hold-kick22-s3/policy.pt"]
 for old, mine in zip(rec["members"], new):
