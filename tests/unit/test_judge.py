@@ -136,7 +136,7 @@ def test_the_verdict_compares_with_the_mi_before_the_add() -> None:
     assert (j.rule.paid, j.rule.unpaid) == (1, 0)
 
 
-def test_options_errors_and_default_inner() -> None:
+def test_options_errors_and_the_shipped_policy_that_judges_already() -> None:
     assert JudgeConfig.parse("margin=0.2,hold=3") == JudgeConfig(margin=0.2, hold=3)
     with pytest.raises(ValueError, match="judge: bad argument"):
         make_controller("judge:nope=1:test-seesaw")
@@ -144,8 +144,12 @@ def test_options_errors_and_default_inner() -> None:
         make_controller("judge:judge:ppo")
     with pytest.raises(ValueError, match="has no target"):
         make_controller("judge:test-notarget")
-    j = make_controller("judge", ControllerConfig())
-    assert isinstance(j, Judge) and j.inner.name == "ppo" and j.initial() == 2
+    # Since round 56 the shipped bundle carries meta["judge"] (band=1, for its band's member):
+    # a second judge around it is refused, as a second ledger or warm-up is.
+    with pytest.raises(ValueError, match="'ppo' judges its adds already"):
+        make_controller("judge", ControllerConfig())
+    j = make_controller("judge:ppo:policy/weights/candidates/round45.pt", ControllerConfig())
+    assert isinstance(j, Judge) and j.inner.name == "ppo" and j.initial() == 2  # round 45's
     j.target = 7
     assert j.inner.target == 7  # type: ignore[attr-defined]
 
