@@ -450,6 +450,7 @@ def run_experiment(
     out.mkdir(parents=True, exist_ok=True)
     (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(exp), indent=1))
     src = _tree_source(exp, out)
+    files = policy_files(exp)
     trials = plan(exp)
     results: list[TransferResult] = []
     for i, trial in enumerate(trials):
@@ -466,6 +467,8 @@ def run_experiment(
     from lab.experiment_summary import summarize, write_figures
 
     summary = summarize(exp, results)
+    for spec, entry in summary["policies"].items():
+        entry["checkpoints"] = files.get(spec, {})
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     figures = write_figures(exp, results, out / "figures")
     summary["figures"] = [str(p) for p in figures]
@@ -483,6 +486,28 @@ def _split(text: str | None) -> tuple[str, ...] | None:
     from policy.base import split_specs
 
     return split_specs(text) if text else None
+
+
+def policy_files(exp: Experiment) -> dict[str, dict[str, str]]:
+    """Per policy of ``exp``: the files it decides with (:func:`policy.base.checkpoint_files`;
+    inside this checkout, relative to its root) and each file's sha256, as read before the
+    first run. ``summary.json`` keeps them under ``checkpoints``, so a block still says which
+    policy ``ppo`` was after the shipped file is replaced (:func:`train.replay.pinned`)."""
+    import hashlib
+
+    from policy.base import ControllerConfig, checkpoint_files, make_controller
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = ControllerConfig(exp.min_streams, exp.max_streams, None, exp.mi_s)
+    out: dict[str, dict[str, str]] = {}
+    for spec in exp.policies:
+        files: dict[str, str] = {}
+        for f in checkpoint_files(make_controller(spec, cfg)):
+            p = f.resolve()
+            name = str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+            files[name] = hashlib.sha256(p.read_bytes()).hexdigest()
+        out[spec] = files
+    return out
 
 
 def _check_controllers(exp: Experiment) -> None:

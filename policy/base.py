@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from policy.signals import SignalVector
@@ -32,6 +33,10 @@ class ControllerConfig:
     """Streams to open before the first MI; ``None`` lets the controller choose."""
     mi_s: float = 1.0
     """Monitoring interval in seconds (informational: controllers are called once per MI)."""
+    checkpoint: str = ""
+    """The file a ``ppo`` (or ``ensemble`` member ``default``) without a path loads; empty:
+    the shipped ``policy/weights/default.pt``. Replays of a block run before a ship set it to
+    the file that was shipped then (:func:`train.replay.pinned`)."""
 
     def __post_init__(self) -> None:
         if self.min_streams < 1:
@@ -241,6 +246,20 @@ def mi_length(controller: object, k: int, min_rtt_ms: float | None, mi_s: float)
     f = getattr(controller, "mi_length", None)
     got = mi_s if f is None else float(f(k, min_rtt_ms, mi_s))
     return max(mi_s / 64, min(mi_s, got))
+
+
+def checkpoint_files(controller: object) -> list[Path]:
+    """The policy files a built controller decides with: its own ``files`` and those of the
+    controllers it wraps (through ``inner``), in order, each once. Empty for a controller
+    without learned weights (``gd``, ``fixed``)."""
+    out: list[Path] = []
+    seen: set[int] = set()
+    c: object | None = controller
+    while c is not None and id(c) not in seen:
+        seen.add(id(c))
+        out += [Path(f) for f in getattr(c, "files", ()) if Path(f) not in out]
+        c = getattr(c, "inner", None)
+    return out
 
 
 def check_spec(spec: str, config: ControllerConfig | None = None) -> None:

@@ -35,7 +35,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from policy.base import ControllerConfig
-from policy.ppo import DEFAULT_CHECKPOINT, PPOController, combiner, read_members, split_options
+from policy.ppo import (
+    DEFAULT_CHECKPOINT,
+    PPOController,
+    combiner,
+    default_checkpoint,
+    read_members,
+    split_options,
+)
 
 
 def parse_rule(args: str) -> tuple[str, str]:
@@ -47,15 +54,16 @@ def parse_rule(args: str) -> tuple[str, str]:
     return rule, rest
 
 
-def member_paths(args: str) -> list[Path]:
-    """``A+B[+...]`` -> checkpoint paths (``default`` or empty: the shipped checkpoint)."""
+def member_paths(args: str, default: Path = DEFAULT_CHECKPOINT) -> list[Path]:
+    """``A+B[+...]`` -> checkpoint paths (``default`` or empty: ``default``, the shipped
+    checkpoint unless the controller config names another)."""
     parts = [p.strip() for p in args.split("+")] if args.strip() else []
     if len(parts) < 2:
         raise ValueError(
             f"ensemble: give two or more checkpoints joined by '+' "
             f"(ensemble:default+/path/other.pt), got {args!r}"
         )
-    return [DEFAULT_CHECKPOINT if p in ("", "default") else Path(p) for p in parts]
+    return [default if p in ("", "default") else Path(p) for p in parts]
 
 
 class Ensemble(PPOController):
@@ -66,12 +74,12 @@ class Ensemble(PPOController):
     @staticmethod
     def check(args: str, config: ControllerConfig) -> None:
         """Raise ``ValueError`` if a member checkpoint is missing or not a policy."""
-        for p in member_paths(parse_rule(args)[1]):
+        for p in member_paths(parse_rule(args)[1], default_checkpoint(config)):
             read_members(p)
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         rule, args = parse_rule(args)
-        paths = member_paths(args)
-        self.omit, self.path = 0, paths[0]
+        paths = member_paths(args, default_checkpoint(config))
+        self.omit, self.path, self.files = 0, paths[0], paths
         members = [m for p in paths for m in read_members(p)[0]]
         self._build(members, config, {"members": [str(p) for p in paths], "rule": rule})

@@ -65,6 +65,11 @@ ENSEMBLE_FORMAT = "xfer-ppo-ensemble/1"
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "weights" / "default.pt"
 
 
+def default_checkpoint(config: ControllerConfig) -> Path:
+    """The file a ``ppo`` without a path loads: ``config.checkpoint``, else the shipped one."""
+    return Path(config.checkpoint) if config.checkpoint else DEFAULT_CHECKPOINT
+
+
 def mlp_arch(features: FeatureConfig, hidden: tuple[int, ...] = (512, 512)) -> dict[str, Any]:
     """Arch dict of the paper's fully connected tanh network."""
     return {
@@ -390,11 +395,13 @@ class PPOController:
         """Raise ``ValueError`` if the checkpoint ``args`` names is missing or not a policy
         (:func:`policy.base.check_spec`; the network is not built)."""
         _, args = parse_options(args)
-        read_members(Path(args) if args else DEFAULT_CHECKPOINT)
+        read_members(Path(args) if args else default_checkpoint(config))
 
     def __init__(self, args: str, config: ControllerConfig) -> None:
         self.omit, args = parse_options(args)
-        self.path = Path(args) if args else DEFAULT_CHECKPOINT
+        self.path = Path(args) if args else default_checkpoint(config)
+        self.files: list[Path] = [self.path]
+        """The files this controller decides with (:func:`policy.base.checkpoint_files`)."""
         members, raw = read_members(self.path)
         self._build(members, config, raw.get("meta", {}))
 

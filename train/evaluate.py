@@ -246,6 +246,7 @@ def scenario_rows(summary: dict[str, Any], policies: tuple[str, ...]) -> dict[st
             "loss_rate": s.get("loss_rate"),
             "mean_streams": s.get("mean_streams"),
             "run_ratios": run_ratios(summary, p),
+            "checkpoints": s.get("checkpoints", {}),
         }
     return {"best_fixed": best, "controllers": controllers}
 

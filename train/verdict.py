@@ -58,6 +58,12 @@ its runs that acted, BASE's the mean of its runs and the joined ones; a scenario
 run acted is one policy there and reads a difference of 0 (its runs pooled for both). Round 55's K55 read -0.066 +- 0.038 on gen-v14 from runs that made the
 pair's decisions MI for MI (t06: 0.783 and 0.967 against the pair's 1.203-1.519), while
 leaving such scenarios out (rule 16) leaves too few to judge by. Without it nothing changes.
+Each label replays as the files it ran (``summary.json``'s ``checkpoints``,
+``train.replay.pinned``): after a ship, ``ppo`` in an earlier block is the policy shipped then,
+found by its bytes under ``policy/weights``. A block run before round 57 has no such record:
+``--ran LABEL=FILE`` names the file a ``ppo`` without a path in LABEL loaded (round 46-56
+blocks: ``ppo`` is ``policy/weights/candidates/round45.pt``); without it the label is read
+as today's files and the note says so.
 Exit status 0 if the rule holds, 1 if not, 2 on bad input.
 """
 
@@ -391,31 +397,52 @@ def pool(a: dict[str, Any], b: dict[str, Any], name: str) -> dict[str, Any]:
     return {**a, "controllers": controllers}
 
 
-def replayed_as(scenario_dir: Path, policy: str, other: str) -> list[bool]:
+def replayed_as(
+    scenario_dir: Path, policy: str, other: str, ran: dict[str, str] | None = None
+) -> tuple[list[bool], str]:
     """Per run of ``policy`` in one scenario's evaluation directory, in ``run_ratios`` order
     (its ``summary.json`` lists the runs' logs), whether the run replays under ``other`` with
     0 differing decisions (``train.replay.carried`` on ``scenario_dir/logs/<policy's dir>``,
-    so a moved run directory reads the same). Every listed run must have its jsonl log."""
-    from train.replay import carried
+    so a moved run directory reads the same). Every listed run must have its jsonl log.
+    ``other`` decides with the files it ran in this block (:func:`train.replay.pinned`), else
+    with ``ran[other]`` for a ``ppo`` without a path, else with today's files. Also returns
+    how ``other`` was read, for the note ("" when as it ran by its record)."""
+    from train.replay import carried, pinned
 
     summary = json.loads((scenario_dir / "summary.json").read_text())
+    recorded = (summary["policies"].get(other) or {}).get("checkpoints")
+    if recorded is not None:
+        ckpt = pinned(recorded)
+        how = f"{other} read as {ckpt}" if ckpt else ""
+    elif ran and other in ran:
+        ckpt, how = ran[other], f"{other} read as {ran[other]} (--ran)"
+    else:
+        from policy.base import checkpoint_files, make_controller
+
+        learned = checkpoint_files(make_controller(other))
+        ckpt, how = "", f"no record of {other}'s files: read as today's" if learned else ""
     logs = [Path(log) for log in (summary["policies"].get(policy) or {}).get("logs", [])]
     if not logs:
-        return []
-    runs = carried(other, scenario_dir / "logs" / logs[0].parent.name)
+        return [], how
+    runs = carried(other, scenario_dir / "logs" / logs[0].parent.name, ckpt)
     if [r for r, _ in runs] != [log.name.split("-")[0] for log in logs]:
         raise ValueError(f"{scenario_dir.name}: {policy}'s jsonl logs are not the runs it lists")
-    return [not any(n) for _, n in runs]
+    return [not any(n) for _, n in runs], how
 
 
 def as_base(
-    scenarios: dict[str, Any], cand: str, base: str, run_dir: Path
+    scenarios: dict[str, Any],
+    cand: str,
+    base: str,
+    run_dir: Path,
+    ran: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The scenarios with each CAND run that made BASE's every decision moved to BASE's runs
     (module docstring), and one note per scenario on what moved. A scenario without both
     policies' per-run ratios stays as it is; one whose evaluation directory is missing or
     whose runs do not match its logs (e.g. a result pooled from several invocations) is an
-    error."""
+    error. Each policy replays as the files it ran (:func:`replayed_as`; ``ran``: for blocks
+    without a record)."""
     out, notes = dict(scenarios), {}
     for name, row in scenarios.items():
         c = row["controllers"]
@@ -428,7 +455,7 @@ def as_base(
         if len(found) != 1:
             raise ValueError(f"--as-base: {len(found)} evaluation directories for {stem}")
         d = found[0].parent
-        cf, bf = replayed_as(d, cand, base), replayed_as(d, base, cand)
+        (cf, how_b), (bf, how_c) = replayed_as(d, cand, base, ran), replayed_as(d, base, cand, ran)
         if len(cf) != len(cr) or len(bf) != len(br):
             raise ValueError(f"--as-base: {stem}'s runs and logs differ in number")
         acting = [r for r, f in zip(cr, cf, strict=True) if not f]
@@ -445,6 +472,7 @@ def as_base(
             f"{stem}: {sum(cf)} of {len(cf)} {cand} runs made {base}'s decisions, "
             f"{sum(bf)} of {len(bf)} {base} runs {cand}'s"
             + ("; one policy here (difference 0)" if one else "")
+            + "".join(f"; {h}" for h in (how_b, how_c) if h)
         )
     return out, notes
 
@@ -473,8 +501,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
     ap.add_argument("--as-base", type=Path, default=None, metavar="RUN_DIR",
                     help="CAND runs that replay as BASE's decisions count as BASE's (rule 19)")  # fmt: skip
+    ap.add_argument("--ran", action="append", default=[], metavar="LABEL=FILE",
+                    help="--as-base on a block without a record: a ppo without a path in LABEL "
+                    "loaded FILE (repeat per label)")  # fmt: skip
     a = ap.parse_args(argv)
     try:
+        if bad := [r for r in a.ran if "=" not in r]:
+            raise ValueError(f"--ran {bad[0]!r}: give LABEL=FILE")
+        ran = dict(r.split("=", 1) for r in a.ran)
         noise, noise_runs, aa_note = None, 2, ""
         if a.aa:
             noise, noise_runs, n = aa_noise(load(a.aa[0]), a.aa[1], a.aa[2], a.min_ustar)
@@ -486,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                            scenario_floor=a.scenario_floor)  # fmt: skip
         scenarios, notes = load(a.result), dict[str, str]()
         if a.as_base is not None:
-            scenarios, notes = as_base(scenarios, a.cand, a.base, a.as_base)
+            scenarios, notes = as_base(scenarios, a.cand, a.base, a.as_base, ran)
         v = verdict(scenarios, a.cand, a.base, rule)
     except (OSError, ValueError, KeyError) as e:
         print(f"verdict: {e}", file=sys.stderr)

@@ -286,6 +286,8 @@ def test_as_base_counts_runs_that_made_the_base_policys_decisions_as_its_runs(
     assert main([str(out), "fixed:8", "fixed:4", "--as-base", str(tmp_path)]) == 0
     assert "1 of 2 fixed:8 runs made fixed:4's decisions" in capsys.readouterr().out
     assert main([str(out), "fixed:8", "fixed:4", "--as-base", str(tmp_path / "nowhere")]) == 2
+    assert main([str(out), "fixed:8", "fixed:4", "--as-base", str(tmp_path), "--ran", "x"]) == 2
+    assert "--ran 'x': give LABEL=FILE" in capsys.readouterr().err
 
 
 def test_bad_input_is_refused() -> None:
