@@ -179,7 +179,7 @@ def train_on_ray(
     import torch
 
     from policy.ppo import save_checkpoint
-    from train.trainer import ProgressLog, arch_of, export, load_into, make_model
+    from train.trainer import ProgressLog, arch_of, export, load_into, make_model, numerics
 
     rc = rc or RayConfig()
     if cfg.model.critic != "shared":
@@ -214,6 +214,7 @@ def train_on_ray(
             "init": None if init is None else {"checkpoint": str(init), "meta": init_meta},
             "env_steps_per_s": round(model.num_timesteps / seconds, 1) if seconds > 0 else None,
             "torch": torch.__version__,
+            "numerics": numerics(),
             "ray": {
                 "version": ray.__version__,
                 "address": rc.address or "local",

@@ -391,12 +391,43 @@ def train(
         "train_seconds": round(seconds, 1),
         "train_cpu_seconds": round(cpu, 1),
         "torch": torch.__version__,
+        "numerics": numerics(),
         "init": None if init is None else {"checkpoint": str(init), "meta": init_meta},
         "final_mean_reward_per_mi": float(np.mean(cb.returns[-200:])) if cb.returns else None,
     }
     save_checkpoint(out / "policy.pt", net, meta, cfg.env.initial_streams)
     _curve_summary(out)
     return net, meta
+
+
+NUMERICS_ENV = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS")
+"""Environment variables that change which floating-point code paths torch and MKL take."""
+
+
+def numerics() -> dict[str, Any]:
+    """Where a training run's floating point came from: the CPU, torch's vectorised kernels
+    and the BLAS, and the environment variables that move them. PPO on this simulator is
+    chaotic in the BLAS's rounding: round 57 found one recipe and seed ending at different
+    policies (simulator screen 0.891 vs 0.959 mean) under two MKL code paths on one machine,
+    and the stored hold-s2 (round 6) rebuilds under neither, its machine unrecorded."""
+    import os
+    import platform
+
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu
+            )
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "machine": platform.machine(),
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "mkl": torch.backends.mkl.is_available(),
+        "env": {k: os.environ[k] for k in NUMERICS_ENV if k in os.environ},
+    }
 
 
 def _curve_summary(out: Path) -> None:

@@ -188,6 +188,8 @@ def test_extends_lays_a_file_over_its_base_section_by_section(tmp_path: Path) ->
 
 @pytest.mark.parametrize("kind", ["mlp", "transformer"])
 def test_tiny_training_run_gives_a_loadable_deterministic_policy(tmp_path: Path, kind: str) -> None:
+    import torch
+
     from train.trainer import train
 
     base = TrainConfig()
@@ -200,6 +202,9 @@ def test_tiny_training_run_gives_a_loadable_deterministic_policy(tmp_path: Path,
     )
     _, meta = train(cfg, tmp_path)
     assert meta["timesteps"] >= 400 and meta["seed"] == 1
+    # where its floating point came from (round 57: rebuilds part on the BLAS's rounding)
+    assert meta["numerics"]["capability"] == torch.backends.cpu.get_cpu_capability()
+    assert meta["numerics"]["cpu"] and isinstance(meta["numerics"]["env"], dict)
     assert (tmp_path / "progress.csv").read_text().startswith(("rollout", "time", "train"))
     seqs = []
     for _ in range(2):
