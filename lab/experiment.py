@@ -21,6 +21,8 @@ The schema of experiment files is in :mod:`lab.experiment_config`; see docs/expe
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import re
 import shutil
@@ -488,24 +490,38 @@ def _split(text: str | None) -> tuple[str, ...] | None:
     return split_specs(text) if text else None
 
 
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout's root: ``summary.json``'s ``checkpoints`` name the files inside it relative
+to it, so a block reads the same from another worktree."""
+
+
+def file_sha256(p: Path) -> str:
+    """The sha256 of a file's bytes, read once per process while the file stays as it was
+    (``train.replay.pinned`` compares a recorded checkpoint with every file under
+    ``policy/weights``, once per scenario and label)."""
+    st = p.stat()
+    return _sha256_of(str(p.resolve()), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_of(path: str, mtime_ns: int, size: int, inode: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def policy_files(exp: Experiment) -> dict[str, dict[str, str]]:
     """Per policy of ``exp``: the files it decides with (:func:`policy.base.checkpoint_files`;
-    inside this checkout, relative to its root) and each file's sha256, as read before the
+    inside this checkout, relative to :data:`ROOT`) and each file's sha256, as read before the
     first run. ``summary.json`` keeps them under ``checkpoints``, so a block still says which
     policy ``ppo`` was after the shipped file is replaced (:func:`train.replay.pinned`)."""
-    import hashlib
-
     from policy.base import ControllerConfig, checkpoint_files, make_controller
 
-    root = Path(__file__).resolve().parent.parent
     cfg = ControllerConfig(exp.min_streams, exp.max_streams, None, exp.mi_s)
     out: dict[str, dict[str, str]] = {}
     for spec in exp.policies:
         files: dict[str, str] = {}
         for f in checkpoint_files(make_controller(spec, cfg)):
             p = f.resolve()
-            name = str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
-            files[name] = hashlib.sha256(p.read_bytes()).hexdigest()
+            files[str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)] = file_sha256(p)
         out[spec] = files
     return out
 

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.experiment import ROOT, file_sha256
 from lab.runlog import read_intervals
 from policy.base import ControllerConfig, make_controller
 from policy.ppo import DEFAULT_CHECKPOINT
@@ -77,14 +77,6 @@ def asks(
     return out
 
 
-ROOT = Path(__file__).resolve().parent.parent
-"""The checkout's root: ``summary.json`` names files inside it relative to it."""
-
-
-def _sha256(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
-
-
 def pinned(recorded: dict[str, str], root: Path = ROOT) -> str:
     """The ``ControllerConfig.checkpoint`` under which a policy replays as it ran, from the
     files and sha256 it ran with (``summary.json``'s ``checkpoints``): empty when each file
@@ -96,7 +88,7 @@ def pinned(recorded: dict[str, str], root: Path = ROOT) -> str:
     changed: dict[Path, str] = {}
     for name, sha in recorded.items():
         p = Path(name) if Path(name).is_absolute() else root / name
-        if not p.is_file() or _sha256(p) != sha:
+        if not p.is_file() or file_sha256(p) != sha:
             changed[Path(name)] = sha
     if not changed:
         return ""
@@ -105,7 +97,7 @@ def pinned(recorded: dict[str, str], root: Path = ROOT) -> str:
         raise ValueError(f"{other[0]} is not the file the runs decided with (its bytes changed)")
     want = changed[shipped]
     for f in sorted((root / shipped.parent).rglob("*.pt")):
-        if _sha256(f) == want:
+        if file_sha256(f) == want:
             return str(f)
     raise ValueError(
         f"the runs' {shipped} (sha256 {want[:12]}) was replaced and no file under "
