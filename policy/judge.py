@@ -28,6 +28,13 @@ except around an add of ``step`` (4) or more streams:
    clear fall is undone (0.2 with the 10 % margin: a fall of more than 10 %). ``max_rtt_ms``
    judges adds only on paths whose minimum RTT is at most that (one MI after the join,
    streams on a long path are still in slow start).
+4. **``mis`` (round 58, off by default)**: the verdict compares the mean utility of ``mis`` MIs
+   after the join MI with the mean of the ``mis`` MIs up to the one before the add (fewer if the
+   transfer is younger), and in the verdict's MIs before its last the count holds at the added
+   level (no retreat, no add). Beside BBR rivals one MI's utility swings by its own size
+   (round 58: K55's 5 runs on ``hand-bbr-shared-1g`` read -67..97 at a steady count), and 5 of
+   15 round-58 runs there undid a ramp to 18-19 streams back to 3-4 where 16 are worth about
+   four times 4 (round 57's sweep) because one pre-add MI read high or one verdict MI low.
 
 Measured in round 24 (``docs/results/issue16-round24/``, testbed, 2 runs per scenario) around
 round 22's kicked member (``hold-kick22-s3``): it ended that policy's +5/-5 see-saw on LANs
@@ -44,6 +51,8 @@ bundle whose ``meta["judge"]`` holds a :class:`JudgeConfig` is judged by ``ppo``
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from policy.base import ControllerConfig, RuleWrapper
@@ -86,6 +95,9 @@ class JudgeConfig(RuleConfig):
     MI reads their burst, not the level (round 40: hand-lossy-long's 12 -> 17 read 213 ->
     157, 151, then 207)."""
 
+    mis: int = 1
+    """MIs averaged on each side of the verdict (see the module docstring, item 4)."""
+
     band: int = 0
     """1: only inside a bundle with a band (``meta["band"]``, :mod:`policy.band`): adds are
     judged only while the band is open, i.e. the band's member decides, and the judge starts
@@ -102,6 +114,8 @@ class JudgeConfig(RuleConfig):
             raise ValueError(f"judge: keep_band must be >= 0, got {self.keep_band}")
         if self.max_rtt_ms < 0:
             raise ValueError(f"judge: max_rtt_ms must be >= 0, got {self.max_rtt_ms}")
+        if self.mis < 1:
+            raise ValueError(f"judge: mis must be >= 1, got {self.mis}")
 
 
 class AddJudge:
@@ -110,8 +124,19 @@ class AddJudge:
     use. Used by :class:`Judge` around any controller, and by ``ppo`` itself when its
     checkpoint's ``meta["judge"]`` holds a :class:`JudgeConfig` (a shipped policy)."""
 
-    def __init__(self, jc: JudgeConfig, config: ControllerConfig, initial: int) -> None:
+    def __init__(
+        self,
+        jc: JudgeConfig,
+        config: ControllerConfig,
+        initial: int,
+        recent: Iterable[float] = (),
+    ) -> None:
         self.jc, self.config = jc, config
+        self.recent: deque[float] = deque(recent, maxlen=jc.mis)
+        """The utilities of the last ``mis`` MIs, the one just measured included (a judge
+        started afresh mid-transfer takes its predecessor's, ``recent``)."""
+        self.after: list[float] = []
+        """The utilities of the verdict's MIs so far."""
         self.mode = "follow"
         """``follow``, ``join`` (the next MI is the added streams' first) or ``verdict``."""
         self.current = initial
@@ -134,8 +159,14 @@ class AddJudge:
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         """The count for the next MI, given the controller's ``proposed`` one."""
+        self.observe(signals)
         self.current = self.config.clip(self.handlers[self.mode](proposed, signals))
         return self.current
+
+    def observe(self, signals: SignalVector) -> None:
+        """Count the MI just measured into ``recent`` (:meth:`step` does; a band's judge is
+        shown the MIs while the band is closed this way)."""
+        self.recent.append(utility_of(signals))
 
     def _follow(self, proposed: int, signals: SignalVector) -> int:
         if self.floor_left > 0:
@@ -145,7 +176,8 @@ class AddJudge:
             proposed = min(proposed, max(self.ceil, self.current))
             self.cool_left -= 1
         if proposed - self.current >= self.jc.step and self._judged_path(signals):
-            self.mode, self.base, self.u_before = "join", self.current, utility_of(signals)
+            self.mode, self.base = "join", self.current
+            self.u_before = sum(self.recent) / len(self.recent)
         return proposed
 
     def _judged_path(self, signals: SignalVector) -> bool:
@@ -159,13 +191,17 @@ class AddJudge:
             if self.jc.per_step:  # the step before is the yardstick of this one
                 self.base, self.u_before = self.current, utility_of(signals)
         else:
-            self.mode = "verdict"
+            self.mode, self.after = "verdict", []
         return max(proposed, self.current)
 
     def _verdict(self, proposed: int, signals: SignalVector) -> int:
-        """The MI after the join MI: keep the add (a floor under it) or undo it (a cooldown)."""
+        """The MI after the join MI (the ``mis``-th after it): keep the add (a floor under it)
+        or undo it (a cooldown); before the last of the verdict's MIs the count holds."""
+        self.after.append(utility_of(signals))
+        if len(self.after) < self.jc.mis:
+            return self.current
         self.mode = "follow"
-        u = utility_of(signals)
+        u = sum(self.after) / len(self.after)
         if u > self.u_before + self.jc.margin * abs(self.u_before):
             self.paid += 1
             self.cool_next = self.jc.cooldown

@@ -529,8 +529,10 @@ class PPOController:
                 self.target = self.judge.step(self.target, signals)
             elif self.band is not None and self.band.is_open:  # band=1: its member only,
                 if self.band.opening:  # judged afresh from each opening
-                    self.judge = AddJudge(self.judge.jc, self.config, current)
+                    self.judge = AddJudge(self.judge.jc, self.config, current, self.judge.recent)
                 self.target = self.judge.step(self.target, signals)
+            else:  # closed: the judge only keeps the utilities its verdicts average
+                self.judge.observe(signals)
         for rule in (self.warmup, self.ledger, self.shed):  # in this order
             if rule is not None:
                 self.target = rule.step(self.target, signals)

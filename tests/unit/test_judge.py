@@ -196,3 +196,57 @@ def test_round_40_options_are_checked() -> None:
     for bad in ("per_step=2", "keep_band=-0.1", "max_rtt_ms=-1"):
         with pytest.raises(ValueError, match="judge: "):
             JudgeConfig.parse(bad)
+
+
+class Settling:
+    """Others hold the loss at 3 % and every stream gets 3 Mbit/s, but added streams burst
+    twice: 12 % in the MI they join, ``second`` in the MI after it (round 58: beside BBR rivals
+    one MI's utility swings by its own size, so a one-MI verdict reads noise)."""
+
+    def __init__(self, second: float) -> None:
+        self.second, self.prev, self.age = second, 0, 0
+
+    def __call__(self, n: int, joined: bool) -> tuple[float, float]:
+        self.age = 0 if n != self.prev else self.age + 1
+        self.prev = n
+        return 3.0 * n, (0.12 if joined else self.second if self.age == 1 else 0.03)
+
+
+def test_mis_judges_an_add_on_the_mean_of_several_mis() -> None:
+    from policy.utility import utility
+
+    second = 0.09
+    u0, u1, u2 = (utility(3e6 * n, n, loss) for n, loss in ((1, 0.03), (6, second), (6, 0.03)))
+    assert u1 < 1.1 * u0 < (u1 + u2) / 2  # one MI after the join undoes; two keep
+    j, path = _run(Settling(second), 14)
+    assert (j.rule.paid, j.rule.unpaid) == (0, 1) and path[:3] == [6, 6, 1]
+    j, path = _run(Settling(second), 14, "judge:mis=2:test-seesaw")
+    # 1 -> 6; the join MI and the verdict's first MI hold 6 whatever the inner asks; the mean
+    # of the two verdict MIs paid, so 6 is floored for the hold. The inner's next add (11) is
+    # judged anew, does not pay against 6's MIs and goes back to 6, never below the floor.
+    assert path[:4] == [6, 6, 6, 6] and path[4:7] == [11, 11, 11]
+    assert (j.rule.paid, j.rule.unpaid) == (1, 1) and min(path) == 6
+    with pytest.raises(ValueError, match="judge: mis must be >= 1"):
+        JudgeConfig.parse("mis=0")
+
+
+def test_mis_averages_the_mis_before_the_add_too() -> None:
+    from policy.judge import AddJudge
+    from policy.utility import utility
+
+    def at(n: int, mbit: float) -> SignalVector:
+        return SignalVector(
+            t=1.0, mi_s=1.0, streams=n, throughput_bps=mbit * 1e6, goodput_bps=mbit * 1e6,
+            loss_rate=0.0, rtt_ms=30.0, min_rtt_ms=30.0, rtt_gradient=0.0, rtt_ratio=1.0,
+        )  # fmt: skip
+
+    cfg = ControllerConfig(max_streams=64)
+    for mis in (1, 2, 3, 4):
+        j = AddJudge(JudgeConfig(mis=mis), cfg, 2, recent=[utility(100e6, 2, 0.0)] * 5)
+        for mbit in (100.0, 200.0):
+            j.step(2, at(2, mbit))
+        assert j.step(7, at(2, 200.0)) == 7 and j.mode == "join"
+        # the mean of the last ``mis`` utilities up to the MI before the add, where an
+        # earlier judge's ``recent`` fills in (mis=4): 100, 100, 200, 200 Mbit/s at 2 streams
+        us = [utility(m * 1e6, 2, 0.0) for m in (100.0, 100.0, 100.0, 200.0, 200.0)][-mis:]
+        assert j.u_before == pytest.approx(sum(us) / len(us))

@@ -538,6 +538,25 @@ def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> Non
         ))  # fmt: skip
         judges.append(id(c.judge))
     assert judges[1] == judges[2] == judges[3] == judges[4] != judges[5] == judges[6]
+    # with mis (round 58) the judge keeps counting utilities while the band is closed, and a
+    # judge started afresh at an opening averages the MIs before it too
+    from policy.utility import utility_of
+
+    mis3 = tmp_path / "mis3.pt"
+    ship_ensemble([*pair, kick], mis3, note="band, judged over 3 MIs",
+                  judge=JudgeConfig(band=1, mis=3),
+                  band=BandConfig.parse("max_rtt_ms=60,min_loss=0.01,loss_window=1"))  # fmt: skip
+    c = make_controller(f"ppo:{mis3}", ControllerConfig(max_streams=64))
+    seen: list[float] = []
+    for t, loss in enumerate([0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.02]):
+        sv = SignalVector(
+            t=t + 1.0, mi_s=1.0, streams=c.target, throughput_bps=(3e6 + 1e5 * t) * c.target,
+            goodput_bps=3e6 * c.target, loss_rate=loss, rtt_ms=33.0, min_rtt_ms=30.0,
+            rtt_gradient=0.0, rtt_ratio=1.2, cc="cubic",
+        )  # fmt: skip
+        c.decide(sv)
+        seen.append(utility_of(sv))
+        assert c.judge is not None and list(c.judge.recent) == seen[-3:]
     # refused where there is no band to scope it to
     with pytest.raises(ValueError, match="band=1"):
         make_controller(f"judge:band=1:ppo:{kick}", ControllerConfig())
