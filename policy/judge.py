@@ -31,7 +31,8 @@ except around an add of ``step`` (4) or more streams:
 4. **``mis`` (round 58, off by default)**: the verdict compares the mean utility of ``mis`` MIs
    after the join MI with the mean of the ``mis`` MIs up to the one before the add (fewer if the
    transfer is younger), and in the verdict's MIs before its last the count holds at the added
-   level (no retreat, no add). Beside BBR rivals one MI's utility swings by its own size
+   level (no retreat, no add). ``per_step``'s yardstick for a further step of a ramp stays the
+   one MI before that step (a join MI). Beside BBR rivals one MI's utility swings by its own size
    (round 58: K55's 5 runs on ``hand-bbr-shared-1g`` read -67..97 at a steady count), and 5 of
    15 round-58 runs there undid a ramp to 18-19 streams back to 3-4 where 16 are worth about
    four times 4 (round 57's sweep) because one pre-add MI read high or one verdict MI low.
