@@ -190,7 +190,7 @@ class AddJudge:
         if proposed - self.current >= self.jc.step:
             self.mode = "join"
             if self.jc.per_step:  # the step before is the yardstick of this one
-                self.base, self.u_before = self.current, utility_of(signals)
+                self.base, self.u_before = self.current, self.recent[-1]
         else:
             self.mode, self.after = "verdict", []
         return max(proposed, self.current)
@@ -198,7 +198,7 @@ class AddJudge:
     def _verdict(self, proposed: int, signals: SignalVector) -> int:
         """The MI after the join MI (the ``mis``-th after it): keep the add (a floor under it)
         or undo it (a cooldown); before the last of the verdict's MIs the count holds."""
-        self.after.append(utility_of(signals))
+        self.after.append(self.recent[-1])  # this MI's utility, counted by step
         if len(self.after) < self.jc.mis:
             return self.current
         self.mode = "follow"
