@@ -1,8 +1,10 @@
 """Which policy a stored block's label ran (round 57): ``summary.json`` records each policy's
 files and their sha256, and replays read a label as those files, not as today's.
 
-Since K55 shipped (round 56), plain ``ppo`` is K55; every block of rounds 46-56 ran round 45's
-bundle under that label. These tests replay a run of round 45's file under the label ``ppo``."""
+Since K55 shipped (round 56), plain ``ppo`` is no longer round 45's bundle, which every block of
+rounds 46-56 ran under that label; since round 59 it is D (K55 whose band judge reads 3 MIs), and
+rounds 56-58 ran K55 as ``ppo``. These tests replay a run of round 45's file under the label
+``ppo``, and find each replaced default among the candidates by its bytes."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from train.replay import ROOT, differs, pinned
 from train.verdict import replayed_as
 
 R45 = ROOT / "policy" / "weights" / "candidates" / "round45.pt"
+R56 = ROOT / "policy" / "weights" / "candidates" / "round56.pt"  # K55 as shipped, rounds 56-58
 SHIPPED = "policy/weights/default.pt"
 
 
@@ -71,6 +74,14 @@ def test_pinned_finds_the_shipped_file_a_block_ran_by_its_bytes(tmp_path: Path) 
         pinned(x, tmp_path)
 
 
+def test_every_replaced_default_is_kept_by_its_bytes() -> None:
+    """Rounds 46-55 ran round 45's default.pt and rounds 56-58 ran K55's as ``ppo``: a ship
+    keeps the file it replaces byte for byte, so their blocks still replay as they ran."""
+    assert sha(DEFAULT_CHECKPOINT) not in {sha(R45), sha(R56)}
+    for old in (R45, R56):
+        assert pinned({SHIPPED: sha(old)}) == str(old)
+
+
 def _run(spec: str, mis: int = 30) -> list[SignalVector]:
     """``spec`` closed-loop on a made-up path where 20 streams fill it and more lose 1 %."""
     c, rows = make_controller(spec), []
@@ -99,7 +110,7 @@ def test_a_label_replays_as_the_policy_it_ran(tmp_path: Path) -> None:
             for r in rows))  # fmt: skip
     log = str(d / "logs" / "cand" / "r1-t1.parquet")
     assert differs(f"ppo:{R45}", d / "logs" / "ppo" / "r1-t1.jsonl")[1] == 0
-    assert differs("ppo", d / "logs" / "ppo" / "r1-t1.jsonl")[1] > 0  # K55 decides otherwise
+    assert differs("ppo", d / "logs" / "ppo" / "r1-t1.jsonl")[1] > 0  # today's decides otherwise
 
     def summary(record: dict[str, str] | None) -> None:
         base = {"logs": [str(d / "logs" / "ppo" / "r1-t1.parquet")]}
