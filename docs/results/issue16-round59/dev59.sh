@@ -6,7 +6,8 @@
 set -uo pipefail
 WT=${WT:?frozen worktree}; R=${R:?run directory}
 E=ppo:policy/weights/candidates/round59e.pt
-cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R" docs/results/situations-lan-shared
+cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R" docs/results/situations-lan-shared \
+  /work/main/docs/results/situations-lan-shared
 python3 -c "import xfer; assert xfer.__file__.startswith('$WT'), xfer.__file__"
 y=docs/results/situations-lan-shared/hand-lan-cubic-capped.json
 if [ ! -f "/work/main/$y" ]; then
