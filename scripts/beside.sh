@@ -12,22 +12,28 @@
 # evaluate's output); REPEAT runs per policy; CANDIDATE a --policy spec (e.g.
 # ppo:policy/weights/candidates/round59e.pt); EVALUATE_ARGS pick the scenarios and references
 # (--scenario-file F --reference DIR ...). VERDICT holds the block's declared rule. Exit status:
-# evaluate's if it failed, else the verdict's (0 a pass).
+# evaluate's if it failed, else the verdict's (0 a pass). DRY=1 prints the two commands (after
+# "+ ") instead of running them.
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 WT=${WT:?frozen worktree}; R=${R:?run directory}
 block=$1 repeat=$2 cand=$3; shift 3
-cd "$WT" && export PYTHONPATH=$WT && mkdir -p "$R"
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "REPEAT must be a positive count, got '$repeat'" >&2; exit 2; }
+cd "$WT" && export PYTHONPATH=$WT || exit 2
+ev=(flock /tmp/xfer-netns.lock python3 -m xfer.cli evaluate "$@" --policy "$cand" --policy ppo
+  --repeat "$repeat" --out "$R/$block" --json "$R/$block.json")
+# shellcheck disable=SC2206  # VERDICT is a list of options
+vd=(python3 -m train.verdict --min-ustar "${MIN_USTAR:-10}" ${VERDICT:-} --as-base "$R/$block"
+  "$R/$block.json" "$cand" ppo)
+if [ -n "${DRY:-}" ]; then echo "+ ${ev[*]}"; echo "+ ${vd[*]}"; exit 0; fi
+mkdir -p "$R"
 python3 -c "import xfer; assert xfer.__file__.startswith('$WT'), xfer.__file__" || exit 2
 echo "$block start $(date -u +%T)"
-flock /tmp/xfer-netns.lock python3 -m xfer.cli evaluate "$@" --policy "$cand" --policy ppo \
-  --repeat "$repeat" --out "$R/$block" --json "$R/$block.json" > "$R/$block.log" 2>&1
+"${ev[@]}" > "$R/$block.log" 2>&1
 rc=$?
 echo "$block rc $rc $(date -u +%T)"
 [ $rc -eq 0 ] || exit $rc
-# shellcheck disable=SC2086  # VERDICT is a list of options
-python3 -m train.verdict --min-ustar "${MIN_USTAR:-10}" ${VERDICT:-} --as-base "$R/$block" \
-  "$R/$block.json" "$cand" ppo
+"${vd[@]}"
 rc=$?
 echo "$block verdict rc $rc"
 exit $rc
