@@ -83,11 +83,18 @@ found more utility.
    4, 8 streams, the loss the rival's); where our own streams cause the loss, or one stream
    fills the link, utility does not grow with the count and the rule never fires.
    ``climb_rtt_ms`` gates it apart from the rest of the ledger.
+9. **Probe down** (round 59; off by default). The mirror of ``probe``: ``probe_down=P``, once
+   the transfer has held one count of at least ``probe_down_min`` for P MIs while the inner
+   controller holds (and, with ``probe_down_loss``, the recent median loss is at least that),
+   runs half that count until an MI of it is entered, keeps it if it beats the count left by
+   the band, else goes back. Round 59's E (the band reaching down to LANs) held 7-13 streams
+   on gen-v2-v12 after its on/off rivals stopped: the loss its own streams caused kept the
+   band open, and nothing judges a held count (only adds are judged).
 
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
 that the inner controller did not propose or the transfer did not just run, except a
-``probe`` or a ``climb``: one step of ``probe_factor`` up, kept only if its first entered MI
-reads better. Without those it cannot ramp: its price is a correct retreat refused (or
+``probe`` or a ``climb`` (one step of ``probe_factor`` up) or a ``probe_down`` (half the
+count), each kept only if its first entered MI reads better. Without those it cannot ramp: its price is a correct retreat refused (or
 undone) while a wrong entry is fresh, bounded by ``ttl``.
 """
 
@@ -161,6 +168,18 @@ class LedgerConfig(RuleConfig):
     five MIs is at most this (round 52: fig3's kept probes started at 0 %, the unkept ones on
     gen-v2-v04 at 0.5-1.1 % and beside a BBR rival at 5 %)."""
 
+    probe_down: int = 0
+    """If > 0: after this many MIs in a row at one count of at least ``probe_down_min`` while
+    the inner controller holds, run half that count if it has no entry, and keep it if its
+    first entered MI beats the count it left by the band, else go back (round 59: the band's
+    member held 7-13 streams on a LAN after the rivals that opened the band stopped, its own
+    streams' loss keeping the band open, where 2 streams read twice the utility)."""
+    probe_down_min: int = 6
+    """The lowest count a ``probe_down`` starts from."""
+    probe_down_loss: float = 0.0
+    """If > 0, ``probe_down`` starts only while the median loss rate (0..1) of the transfer's
+    last five MIs is at least this (where loss, ours or others', is what holds the count)."""
+
     climb: float = 0.0
     """If > 0: when the highest count with a recent entry has the best one and beats the
     lowest such count by the band with an elasticity (log utility gain over log count
@@ -179,14 +198,16 @@ class LedgerConfig(RuleConfig):
             and self.probe_factor >= 2 and self.climb >= 0 and self.climb_spread > 1
             and self.climb_rtt_ms >= 0 and self.probe_rtt_ms >= 0 and self.probe_within >= 0
             and self.probe_min_rtt_ms >= 0 and 1 <= self.probe_min <= self.probe_top
-            and self.probe_max_loss >= 0
+            and self.probe_max_loss >= 0 and self.probe_down >= 0 and self.probe_down_min >= 2
+            and self.probe_down_loss >= 0
         ):  # fmt: skip
             raise ValueError(
                 "ledger: needs 0 < alpha <= 1, ttl >= 1, margin >= 0, join_skip >= 0, "
                 "noise >= 0, reset >= 0, probe >= 0, probe_top >= 1, probe_factor >= 2, "
                 "climb >= 0, climb_spread > 1, climb_rtt_ms >= 0, probe_rtt_ms >= 0, "
                 "probe_min_rtt_ms >= 0, probe_within >= 0, 1 <= probe_min <= probe_top, "
-                "probe_max_loss >= 0, "
+                "probe_max_loss >= 0, probe_down >= 0, probe_down_min >= 2, "
+                "probe_down_loss >= 0, "
                 f"got alpha={self.alpha}, ttl={self.ttl}, margin={self.margin}, "
                 f"join_skip={self.join_skip}, noise={self.noise}, reset={self.reset}, "
                 f"probe={self.probe}, probe_top={self.probe_top}, "
@@ -194,7 +215,8 @@ class LedgerConfig(RuleConfig):
                 f"climb_spread={self.climb_spread}, climb_rtt_ms={self.climb_rtt_ms}, "
                 f"probe_rtt_ms={self.probe_rtt_ms}, probe_min_rtt_ms={self.probe_min_rtt_ms}, "
                 f"probe_within={self.probe_within}, probe_min={self.probe_min}, "
-                f"probe_max_loss={self.probe_max_loss}"
+                f"probe_max_loss={self.probe_max_loss}, probe_down={self.probe_down}, "
+                f"probe_down_min={self.probe_down_min}, probe_down_loss={self.probe_down_loss}"
             )
 
 
@@ -237,6 +259,8 @@ class Ledger:
         """(count left, count probed) while a probe waits for its first entered MI."""
         self.probes = 0
         """Probes started."""
+        self.downs = 0
+        """Probes started by ``probe_down`` (also counted in ``probes``)."""
         self.kept = 0
         """Probes whose count read better than the count they left, and stayed."""
         self.climbs = 0
@@ -320,6 +344,12 @@ class Ledger:
             self.probes += 1
             self.probing = (here, up)
             return up
+        down = self._probe_down(here) if proposed == here and gated else 0
+        if down:
+            self.probes += 1
+            self.downs += 1
+            self.probing = (here, down)
+            return down
         judged = proposed < here or (self.lc.up and proposed > here)
         if judged and gated and self._worse(proposed, here):
             self.vetoes += 1
@@ -358,6 +388,19 @@ class Ledger:
             return 0
         up = self.config.clip(here * self.lc.probe_factor)
         return up if up > here and up not in self.est else 0
+
+    def _probe_down(self, here: int) -> int:
+        """The count to probe below ``here`` (half of it), once ``here`` (at least
+        ``probe_down_min``) has run ``probe_down`` MIs in a row while the recent loss is at
+        least ``probe_down_loss``; 0 if none (or the half has an entry)."""
+        lc = self.lc
+        if not lc.probe_down or self.run < lc.probe_down or here < lc.probe_down_min:
+            return 0
+        loss = self.losses.median(full=False)
+        if lc.probe_down_loss > 0 and (loss is None or loss < lc.probe_down_loss):
+            return 0
+        down = max(1, here // 2)
+        return down if down < here and down not in self.est else 0
 
     def _climb_top(self) -> float:
         return self.lc.climb_rtt_ms or self.lc.max_rtt_ms

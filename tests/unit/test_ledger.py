@@ -363,3 +363,69 @@ def test_climb_respects_its_gate() -> None:
     for bad in ("climb=-0.1", "climb_spread=1", "climb_rtt_ms=-1"):
         with pytest.raises(ValueError, match="ledger: needs"):
             LedgerConfig.parse(bad)
+
+
+def rivals_gone_lan(n: int) -> tuple[float, float]:
+    """gen-v2-v12 after its rivals stop (round 59): a 56 Mbit/s LAN that 2 streams fill, where
+    each further stream of ours only adds loss in the floor queue (4-8 % at 7-13 streams).
+    U(2) = 48, U(4) = 36, U(8) = 7."""
+    return 50.0, 0.0 if n <= 2 else 0.01 * (n - 2) ** 1.1
+
+
+class Stay:
+    """An inner controller that holds whatever count it was last moved to (as ``ppo`` holding
+    with action 0: a wrapper that moves its target moves what it holds)."""
+
+    name = "stay"
+
+    def __init__(self, args: str, config: ControllerConfig) -> None:
+        self.target = int(args) if args else 2
+
+    def initial(self) -> int:
+        return self.target
+
+    def decide(self, signals: SignalVector) -> int:
+        return self.target
+
+
+register("stay", Stay)
+
+
+def test_a_probe_down_leaves_a_held_count_that_only_our_own_loss_holds() -> None:
+    # The inner holds 8 (as E's band member did). After 3 MIs at 8 the ledger runs 4 (an entered
+    # MI at once on a retreat) and keeps it (4 reads 36 against 8's 7), then 2 from 4 (48 beats
+    # 36 by the band), and stays: 2 is below probe_down_min. Without probe_down it holds 8.
+    path, _ = run("ledger:stay:8", rivals_gone_lan, 16)
+    assert set(path) == {8}
+    path, c = run("ledger:probe_down=3,probe_down_min=4:stay:8", rivals_gone_lan, 16)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert path[:3] == [8, 8, 8] and path[3] == 4 and 2 in path and path[-4:] == [2] * 4
+    assert rule.downs == rule.probes == 2 and rule.kept == 2
+
+
+def test_a_probe_down_that_does_not_pay_goes_back() -> None:
+    # shared_lan (others hold 5 % at any count): 8 reads 131 and 4 reads 113, not better by the
+    # band, so the probe goes back to 8 and waits for 4's entry to expire before it tries again.
+    path, c = run("ledger:probe_down=3,ttl=6:stay:8", shared_lan, 20)
+    rule = c.rule  # type: ignore[attr-defined]
+    assert path[:5] == [8, 8, 8, 4, 8] and rule.kept == 0 and rule.downs >= 2
+    assert path.count(4) == rule.downs  # one MI each, then back to 8
+    starts = [t for t, n in enumerate(path) if n == 4]
+    assert all(b - a >= 7 for a, b in itertools.pairwise(starts))  # 4's entry expires first
+
+
+def test_probe_down_respects_its_floor_its_loss_gate_the_gate_and_an_inner_that_moves() -> None:
+    spec = "ledger:probe_down=2{}:stay:{}"
+    path, c = run(spec.format("", 4), rivals_gone_lan, 10)  # below probe_down_min (6)
+    assert set(path) == {4} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(",probe_down_loss=0.2", 8), rivals_gone_lan, 10)  # 6.6 % < 20 %
+    assert set(path) == {8} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run(spec.format(",probe_down_loss=0.05", 8), rivals_gone_lan, 10)
+    assert 4 in path and c.rule.downs >= 1  # type: ignore[attr-defined]
+    path, c = run(spec.format(",max_rtt_ms=1", 8), rivals_gone_lan, 10, min_rtt_ms=30.0)
+    assert set(path) == {8} and c.rule.probes == 0  # type: ignore[attr-defined]
+    path, c = run("ledger:probe_down=2:script:8-9-10-11-12-13-14-15", rivals_gone_lan, 8)
+    assert path == [8, 9, 10, 11, 12, 13, 14, 15]  # an inner that moves is left alone
+    for bad in ("probe_down=-1", "probe_down_min=1", "probe_down_loss=-0.1"):
+        with pytest.raises(ValueError, match="ledger: needs"):
+            LedgerConfig.parse(bad)
