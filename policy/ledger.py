@@ -94,8 +94,9 @@ found more utility.
 Vetoes, undos and entries are counted for tests and logs. The ledger never asks for a count
 that the inner controller did not propose or the transfer did not just run, except a
 ``probe`` or a ``climb`` (one step of ``probe_factor`` up) or a ``probe_down`` (half the
-count), each kept only if its first entered MI reads better. Without those it cannot ramp: its price is a correct retreat refused (or
-undone) while a wrong entry is fresh, bounded by ``ttl``.
+count), each kept only if its first entered MI reads better. Without those it cannot ramp: its
+price is a correct retreat refused (or undone) while a wrong entry is fresh, bounded by
+``ttl``.
 """
 
 from __future__ import annotations
@@ -331,25 +332,19 @@ class Ledger:
         if self.lc.climb and proposed <= here and self._gated(signals, self._climb_top()):
             src, up = self._climb()
             if up:
-                self.probes += 1
                 self.climbs += 1
-                self.probing = (src, up)
-                return up
+                return self._start(src, up)
         up = (
             self._probe(here)
             if self.lc.probe and proposed <= here and self._may_probe(signals)
             else 0
         )
         if up:
-            self.probes += 1
-            self.probing = (here, up)
-            return up
+            return self._start(here, up)
         down = self._probe_down(here) if proposed == here and gated else 0
         if down:
-            self.probes += 1
             self.downs += 1
-            self.probing = (here, down)
-            return down
+            return self._start(here, down)
         judged = proposed < here or (self.lc.up and proposed > here)
         if judged and gated and self._worse(proposed, here):
             self.vetoes += 1
@@ -357,6 +352,13 @@ class Ledger:
         if self.lc.undo and proposed < here:
             self.left = here
         return proposed
+
+    def _start(self, src: int, dst: int) -> int:
+        """Start a probe (``probe``, ``climb`` or ``probe_down``) of ``dst`` judged against
+        ``src``: ``dst`` runs until it has an entry (:meth:`_probed`)."""
+        self.probes += 1
+        self.probing = (src, dst)
+        return dst
 
     def _seek(self, here: int) -> int:
         """The best count sampled within ``seek_age`` MIs whose entry beats ``here``'s by the
