@@ -26,13 +26,14 @@ def test_a_block_is_one_invocation_then_its_verdict(tmp_path: Path) -> None:
         VERDICT="--noninferior 0.05 --clear-loss 0.05",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
-    ev, vd = [line[2:] for line in p.stdout.splitlines() if line.startswith("+ ")]
+    ev, tr, vd = [line[2:] for line in p.stdout.splitlines() if line.startswith("+ ")]
     r = tmp_path / "r"
     assert ev == (
         "flock /tmp/xfer-netns.lock python3 -m xfer.cli evaluate --scenario-file "
         "configs/sets/short-shared.txt --reference docs/results/gen-v1-validation "
         f"--policy {CAND} --policy ppo --repeat 2 --out {r}/dev --json {r}/dev.json"
     )
+    assert tr == f"python3 -m lab.trace {r}/dev > {r}/dev-trace.txt"  # committed as text
     assert vd == (
         "python3 -m train.verdict --min-ustar 10 --noninferior 0.05 --clear-loss 0.05 "
         f"--as-base {r}/dev {r}/dev.json {CAND} ppo"
