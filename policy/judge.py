@@ -36,6 +36,13 @@ except around an add of ``step`` (4) or more streams:
    (round 58: K55's 5 runs on ``hand-bbr-shared-1g`` read -67..97 at a steady count), and 5 of
    15 round-58 runs there undid a ramp to 18-19 streams back to 3-4 where 16 are worth about
    four times 4 (round 57's sweep) because one pre-add MI read high or one verdict MI low.
+5. **``back`` (round 60, off by default)**: an unpaid ramp goes back one step, to the level
+   before its last add, not to the level before its first (the cooldown's ceiling is that
+   level too). Round 60's I on ``hand-bbr-established-1g`` ramped 2 -> 27 by +5s, its verdict
+   MIs read the overshoot's burst (-50, 15, 32 against about 0 before the ramp), and the undo
+   went to 2 streams where 16 read about 48 later in the same run (0.166 against 0.53-0.68 for
+   its other nine runs); round 59's F went 21 -> 1 the same way on a LAN. A single add goes
+   back to where it began either way.
 
 Measured in round 24 (``docs/results/issue16-round24/``, testbed, 2 runs per scenario) around
 round 22's kicked member (``hold-kick22-s3``): it ended that policy's +5/-5 see-saw on LANs
@@ -99,6 +106,10 @@ class JudgeConfig(RuleConfig):
     mis: int = 1
     """MIs averaged on each side of the verdict (see the module docstring, item 4)."""
 
+    back: int = 0
+    """0: an unpaid ramp goes back to the level before its first add; 1: to the level before
+    its last (see the module docstring, item 5)."""
+
     band: int = 0
     """1: only inside a bundle with a band (``meta["band"]``, :mod:`policy.band`): adds are
     judged only while the band is open, i.e. the band's member decides, and the judge starts
@@ -109,6 +120,8 @@ class JudgeConfig(RuleConfig):
     def __post_init__(self) -> None:
         if self.band not in (0, 1):
             raise ValueError(f"judge: band must be 0 or 1, got {self.band}")
+        if self.back not in (0, 1):
+            raise ValueError(f"judge: back must be 0 or 1, got {self.back}")
         if self.per_step not in (0, 1):
             raise ValueError(f"judge: per_step must be 0 or 1, got {self.per_step}")
         if self.keep_band < 0:
@@ -144,6 +157,8 @@ class AddJudge:
         """The count in effect during the MI being decided on (the last count returned)."""
         self.base = 0
         """The count before the add being judged."""
+        self.last_base = 0
+        """The count before the last add of the ramp being judged (``back``)."""
         self.u_before = 0.0
         """Utility of the MI before the add being judged."""
         self.floor = self.floor_left = 0
@@ -178,6 +193,7 @@ class AddJudge:
             self.cool_left -= 1
         if proposed - self.current >= self.jc.step and self._judged_path(signals):
             self.mode, self.base = "join", self.current
+            self.last_base = self.current
             self.u_before = sum(self.recent) / len(self.recent)
         return proposed
 
@@ -188,7 +204,7 @@ class AddJudge:
     def _join(self, proposed: int, signals: SignalVector) -> int:
         """The added streams' first MI: no retreat; a further add moves the judging on."""
         if proposed - self.current >= self.jc.step:
-            self.mode = "join"
+            self.mode, self.last_base = "join", self.current
             if self.jc.per_step:  # the step before is the yardstick of this one
                 self.base, self.u_before = self.current, self.recent[-1]
         else:
@@ -214,9 +230,10 @@ class AddJudge:
             self.kept += 1  # short of paying, within the band: no floor, no undo
             return self._follow(proposed, signals)
         self.unpaid += 1
-        self.ceil, self.cool_left = self.base, self.cool_next
+        back = self.last_base if self.jc.back else self.base
+        self.ceil, self.cool_left = back, self.cool_next
         self.cool_next = min(2 * self.cool_next, self.jc.max_cooldown)
-        return min(proposed, self.base)
+        return min(proposed, back)
 
 
 class Judge(RuleWrapper):

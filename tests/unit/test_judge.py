@@ -250,3 +250,16 @@ def test_mis_averages_the_mis_before_the_add_too() -> None:
         # earlier judge's ``recent`` fills in (mis=4): 100, 100, 200, 200 Mbit/s at 2 streams
         us = [utility(m * 1e6, 2, 0.0) for m in (100.0, 100.0, 100.0, 200.0, 200.0)][-mis:]
         assert j.u_before == pytest.approx(sum(us) / len(us))
+
+
+def test_back_undoes_an_unpaid_ramp_by_its_last_step_only() -> None:
+    # 2 -> 7 -> 12 where one stream is best: the ramp does not pay against the MI before it
+    j, path = _run(one_stream_best, 6, "judge:hold=0:test-ramp-walk")
+    assert path[:4] == [7, 12, 12, 2] and j.rule.unpaid == 1  # back to where it began
+    j, path = _run(one_stream_best, 6, "judge:hold=0,back=1:test-ramp-walk")
+    assert path[:4] == [7, 12, 12, 7] and j.rule.unpaid == 1  # back by its last step
+    assert max(path[3:]) == 7  # the cooldown's ceiling is that level
+    j, path = _run(one_stream_best, 4, "judge:back=1:test-seesaw")
+    assert path[:3] == [6, 6, 1]  # a single add goes back to where it began either way
+    with pytest.raises(ValueError, match="judge: back must be 0 or 1"):
+        JudgeConfig.parse("back=2")
