@@ -3,8 +3,9 @@
 Run logs live under the block's run directory, which does not survive a change of machine
 (round 59 found round 58's gone), so a claim about what a policy did MI by MI must be readable
 from the repository. This prints, for every sender ``--json-stream`` log (``*.jsonl``) under a
-directory, one header line (the run's path, mean utility, mean count, minimum RTT in ms) and
-four rows, one column per MI that is not a drain MI: the stream count ``N``, the utility ``U``,
+directory, one header line (the run's path, mean utility as ``lab.metrics`` weighs it, mean
+count, minimum RTT in ms) and four rows, one column per MI that is not a drain MI: the stream
+count ``N``, the utility ``U`` the sender recorded,
 the throughput ``T`` (Mbit/s) and the loss rate (%). ``scripts/beside.sh`` writes one beside
 each block's verdict (``R/BLOCK-trace.txt``).
 
@@ -19,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lab.metrics import intervals_mean_utility
 from lab.runlog import read_intervals
-from policy.utility import utility
 
 
 def _cells(values: list[float], fmt: str) -> str:
@@ -33,15 +34,12 @@ def trace_lines(path: Path, name: str) -> list[str]:
     ns = [int(r["streams"]) for r in rows]
     loss = [float(r.get("loss_rate") or 0.0) for r in rows]
     mbps = [float(r["throughput_bps"]) / 1e6 for r in rows]
-    u = [
-        utility(float(r["throughput_bps"]), n, r.get("loss_rate"))
-        for r, n in zip(rows, ns, strict=True)
-    ]
+    u = [float(r["utility"]) for r in rows]  # as the sender recorded it
     rtts = [float(r["min_rtt_ms"]) for r in rows if r.get("min_rtt_ms") is not None]
-    k = max(len(rows), 1)
+    mean_u = intervals_mean_utility(rows) if rows else 0.0
     rtt = f"{min(rtts):.3f}" if rtts else "unknown"
     return [
-        f"{name}: {len(rows)} MIs, mean U {sum(u) / k:.1f}, mean N {sum(ns) / k:.1f}, "
+        f"{name}: {len(rows)} MIs, mean U {mean_u:.1f}, mean N {sum(ns) / max(len(ns), 1):.1f}, "
         f"min RTT {rtt} ms",
         f"  N     {_cells([float(n) for n in ns], '5.0f')}",
         f"  U     {_cells(u, '5.0f')}",

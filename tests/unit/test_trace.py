@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,15 +12,19 @@ from lab.trace import main, trace_lines
 from policy.utility import utility
 
 
-def _log(path: Path, rows: list[dict[str, object]]) -> Path:
+def _log(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """A sender's ``--json-stream`` log of these MIs: 1-s MIs, their utility as it records it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    events = [{"event": "start"}] + [{"event": "interval", **r} for r in rows]
+    events: list[dict[str, Any]] = [{"event": "start"}]
+    for r in rows:
+        u = utility(r["throughput_bps"], r["streams"], r["loss_rate"])
+        events.append({"event": "interval", "mi_s": 1.0, "utility": u, **r})
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     return path
 
 
 def test_a_run_reads_as_its_counts_utilities_throughputs_and_losses(tmp_path: Path) -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"streams": 2, "throughput_bps": 100e6, "loss_rate": 0.01, "min_rtt_ms": 0.5},
         {"streams": 7, "throughput_bps": 300e6, "loss_rate": None, "min_rtt_ms": 0.4},
         {"streams": 7, "throughput_bps": 1e6, "loss_rate": 0.5, "drain": True},
