@@ -37,6 +37,18 @@ pair's 1-2 streams in its history it walked down to 1-3 (the band open in 25 of 
 30-ms BBR situations +0.086 against K3 alone's +0.261). With ``fresh=1`` the inside member's
 feature history restarts the first time the band opens in a transfer, so it decides from there
 as from a start, from the count it is given. Later openings continue its history.
+
+``max_n`` (round 61): D's 2 % gate over 5 MIs misses established BBR flows (one stream beside
+them reads about 1 %, round 60's H), and a 1 % gate over every MI opened on our own loss (round
+60's J: a pair's 2-4 streams in slow start into a 0.15-BDP queue beside one reno flow read
+1.2-2.3 % at 29 ms, gen-v2-v04 -0.156). The loss level cannot separate the two, but the count
+it is read at can: one cubic stream past its slow start makes well under 1 % loss of its own on
+any path of the band, while beside BBR rivals the pair sits at one stream reading 1-8 %. With
+``max_n`` set, a second gate opens the band as well: the median of the last ``low_window`` MIs
+in which our streams numbered at most ``max_n`` is at least ``low_loss``. A band opened by it
+stays open while the median over every MI of ``loss_window`` holds ``low_loss`` (one opened
+by ``min_loss``, while it holds ``min_loss``, as without ``max_n``); when the band closes the
+low-count window starts empty again, so a reopening waits for fresh such MIs.
 """
 
 from __future__ import annotations
@@ -71,12 +83,24 @@ class BandConfig(RuleConfig):
     """MIs in ``min_loss``'s median (MIs whose loss is unknown are not counted)."""
     fresh: int = 0
     """1: the inside member's feature history restarts the first time the band opens."""
+    max_n: int = 0
+    """If above 0 (with ``min_loss``): the band also opens on the loss of MIs in which our
+    streams numbered at most this (see the module docstring)."""
+    low_loss: float = 0.01
+    """``max_n``'s gate: the median loss rate (0..1) of the low-count MIs that opens the band."""
+    low_window: int = 3
+    """``max_n``'s gate: how many of the last low-count MIs its median is over."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_rtt_ms < self.max_rtt_ms:
             raise ValueError(
                 "band: needs 0 <= min_rtt_ms < max_rtt_ms, "
                 f"got min_rtt_ms={self.min_rtt_ms}, max_rtt_ms={self.max_rtt_ms}"
+            )
+        if self.max_n < 0 or not 0 < self.low_loss < 1 or self.low_window < 1:
+            raise ValueError(
+                "band: needs max_n >= 0 (0: off), 0 < low_loss < 1 and low_window >= 1, "
+                f"got max_n={self.max_n}, low_loss={self.low_loss}, low_window={self.low_window}"
             )
         if self.fresh not in (0, 1):
             raise ValueError(f"band: fresh is 0 or 1, got {self.fresh}")
@@ -115,6 +139,10 @@ class Band:
         self.config = config
         self.outside, self.inside = config.split(n_members)
         self.losses = RecentLoss(config.loss_window)
+        self.low = RecentLoss(config.low_window)
+        """``max_n``'s window: the loss of MIs at ``max_n`` streams or fewer, since it last closed."""
+        self.hold = config.min_loss
+        """The loss (every MI's median) an open band needs to stay open: the opening gate's."""
         self.opened = 0
         """How many times the band has opened in this transfer (closed -> inside)."""
         self.restart = False
@@ -130,10 +158,30 @@ class Band:
         """The median loss rate of the last ``loss_window`` MIs, or None before it is full."""
         return self.losses.median()
 
-    def rows(self, min_rtt_ms: float | None, cc: str | None, loss_rate: float | None) -> list[int]:
-        """This MI's deciding members, after counting its loss rate into the window."""
+    def rows(
+        self,
+        min_rtt_ms: float | None,
+        cc: str | None,
+        loss_rate: float | None,
+        streams: int | None = None,
+    ) -> list[int]:
+        """This MI's deciding members, after counting its loss rate (read at ``streams``) into
+        the window."""
         self.losses.push(loss_rate)
-        inside = self.config.applies(min_rtt_ms, cc, self.loss())
+        c = self.config
+        if c.max_n > 0 and streams is not None and streams <= c.max_n:
+            self.low.push(loss_rate)
+        loss = self.loss()
+        if self.is_open:  # it stays open on the loss of the gate that opened it
+            held = self.hold <= 0 or (loss is not None and loss >= self.hold)
+            inside = held and c.applies(min_rtt_ms, cc, 1.0)
+        else:
+            inside, self.hold = c.applies(min_rtt_ms, cc, loss), c.min_loss
+            low = self.low.median() if c.max_n > 0 and c.min_loss > 0 else None
+            if not inside and low is not None and low >= c.low_loss:
+                inside, self.hold = c.applies(min_rtt_ms, cc, 1.0), c.low_loss
+        if self.is_open and not inside:
+            self.low = RecentLoss(c.low_window)
         self.opening = inside and not self.is_open
         self.opened += self.opening
         self.restart = bool(self.config.fresh) and self.opening and self.opened == 1

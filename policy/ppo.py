@@ -515,7 +515,9 @@ class PPOController:
         else:  # an ensemble: its combine rule over the members' probabilities
             rows = None
             if self.band is not None:  # only the members that decide on this path
-                rows = self.band.rows(signals.min_rtt_ms, signals.cc, signals.loss_rate)
+                rows = self.band.rows(
+                    signals.min_rtt_ms, signals.cc, signals.loss_rate, signals.streams
+                )
                 if self.band.restart:  # ``fresh``: it decides as from a start, from here
                     for i in rows:
                         self.trackers[i].reset()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import torch
 
 from policy.features import FeatureConfig
@@ -401,7 +402,8 @@ def test_a_banded_bundle_decides_by_its_inside_member_only_inside_the_band(
     rec = ship_ensemble([*pair, kick], dest, note="band", band=BandConfig.parse("max_rtt_ms=60"))
     assert rec["shipped"]["band"] == {
         "min_rtt_ms": 20.0, "max_rtt_ms": 60.0, "inside": -1, "not_cc": "", "min_loss": 0.0,
-        "loss_window": 5, "fresh": 0,
+        "loss_window": 5, "fresh": 0, "max_n": 0, "low_loss": 0.01,
+        "low_window": 3,
     }  # fmt: skip
 
     def walk(
@@ -480,6 +482,37 @@ def test_the_band_loss_window_is_a_median_of_the_last_mis() -> None:
         band.rows(30.0, "cubic", x)
         restarts.append(band.restart)
     assert restarts == [False, True, False, False, False] and band.opened == 2
+
+
+def test_a_max_n_band_also_opens_on_the_loss_read_at_a_low_count() -> None:
+    """``max_n``: the loss a pair reads at two or more streams (its own slow start) opens the
+    band only through ``min_loss``'s gate; three MIs at one stream reading others' 1 % open it
+    too, and it then holds on every MI's loss at ``low_loss``; after it closes, a reopening
+    waits for fresh low-count MIs."""
+    from policy.band import Band, BandConfig
+
+    with pytest.raises(ValueError, match="max_n"):
+        BandConfig.parse("max_n=-1")
+    spec = "not_cc=bbr,min_loss=0.02,loss_window=5,max_n=1,low_loss=0.01,low_window=3"
+    band = Band(BandConfig.parse(spec), 3)
+    mis = [(0.023, 2), (0.014, 3), (0.027, 8), (0.001, 7), (0.004, 6), (0.012, 10)]  # gen-v2-v04
+    assert [band.rows(29.0, "cubic", x, n) for x, n in mis] == [[0, 1]] * 6 and band.opened == 0
+    band = Band(BandConfig.parse(spec), 3)
+    mis = [(0.09, 2), (0.0, 1), (0.017, 1), (0.012, 1), (0.015, 6), (0.012, 11), (0.013, 16)]
+    seen = [band.rows(30.0, "cubic", x, n) for x, n in mis]  # established BBR: 1-2 %
+    assert seen == [[0, 1]] * 3 + [[2]] * 4 and band.opened == 1 and band.hold == 0.01
+    assert band.rows(30.0, "bbr", 0.05, 16) == [0, 1]  # not_cc and the RTT edges still apply
+    # a band opened by min_loss holds on min_loss, as without max_n
+    band = Band(BandConfig.parse(spec), 3)
+    seen = [band.rows(30.0, "cubic", x, 20) for x in (0.3, 0.5, 0.3, 0.2, 0.1, *[0.015] * 3)]
+    assert seen == [[0, 1]] * 4 + [[2]] * 3 + [[0, 1]] and band.hold == 0.02
+    # closed again: the low-count window starts empty
+    band = Band(BandConfig.parse(spec.replace("loss_window=5", "loss_window=1")), 3)
+    seen = [band.rows(30.0, "cubic", x, n) for x, n in [(0.015, 1)] * 3 + [(0.0, 9), (0.015, 1)]]
+    assert seen == [[0, 1]] * 2 + [[2], [0, 1], [0, 1]]
+    # without a stream count (an older caller) no MI is low
+    band = Band(BandConfig.parse(spec.replace("loss_window=5", "loss_window=1")), 3)
+    assert [band.rows(30.0, "cubic", 0.015) for _ in range(4)] == [[0, 1]] * 4
 
 
 def test_a_band_scoped_judge_judges_only_the_bands_member(tmp_path: Path) -> None:
