@@ -21,6 +21,10 @@ spec, how many runs the spec would have made decision for decision (every transf
 19), and the differing decisions of the rest. NAME is the directory the policy's logs are in
 (``ppo:policy/weights/x.pt`` logs to ``ppo-policy-weights-x.pt``).
 
+``--require-all`` (with ``--carried``): exit status 1 unless every spec makes every run,
+0 if it does. That is evaluation rule 21's test: a failing block whose runs all replay as the
+shipped policy (``ppo``) is the shipped policy's reading, and a chain goes on past it.
+
 ``--checkpoint FILE``: the file a ``ppo`` without a path loads in the specs (default: the
 shipped ``policy/weights/default.pt``). A label such as ``ppo`` names today's shipped policy,
 which is not always the one a stored block ran: :func:`pinned` finds the file that was, from
@@ -149,19 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--carried", action="store_true", help="closed loop: runs the spec would make")
     ap.add_argument("--checkpoint", default="", metavar="FILE",
                     help="the file a ppo without a path loads (default: the shipped one)")  # fmt: skip
+    ap.add_argument("--require-all", action="store_true",
+                    help="with --carried: exit 1 unless every spec makes every run")  # fmt: skip
     a = ap.parse_args(argv)
+    if a.require_all and not a.carried:
+        ap.error("--require-all needs --carried")
     scenarios = sorted(p.parent.parent for p in a.run_dir.glob(f"**/logs/{a.policy}"))
     if not scenarios:
         print(f"no runs of {a.policy!r} under {a.run_dir}", file=sys.stderr)
         return 2
     if a.carried:
+        whole = True
         for scen in scenarios:
             for spec in a.specs:
                 rs = carried(spec, scen / "logs" / a.policy, a.checkpoint)
                 same = sum(1 for _, n in rs if not any(n))
+                whole = whole and same == len(rs) > 0
                 rest = " ".join(f"{r}:{'+'.join(map(str, n))}" for r, n in rs if any(n))
                 print(f"{scen.name:26s} {spec} carried {same}/{len(rs)} {rest}".rstrip())
-        return 0
+        return 1 if a.require_all and not whole else 0
     print(f"{'scenario':22s} " + " ".join(f"{s[-22:]:>22s}" for s in a.specs))
     print(f"{'':22s} " + " ".join(f"{'add retreat':>22s}" for _ in a.specs))
     for scen in scenarios:

@@ -118,3 +118,11 @@ def test_a_closed_loop_replay_reproduces_the_runs_own_decisions(tmp_path: Path) 
     assert [r for r, _ in got] == ["r1", "r2"] and got[0][1] == [0]
     assert got[1][1][0] == 0 and got[1][1][1] > 0
     assert replay.main([str(tmp_path / "run"), "ppo", "--carried"]) == 0
+    # --require-all (evaluation rule 21): 1 while a run (r2's second transfer) is not made,
+    # 0 once every run is
+    run = [str(tmp_path / "run"), "ppo", "--carried", "--require-all"]
+    assert replay.main(run) == 1
+    (logs / "r2-t2.jsonl").unlink()
+    assert replay.main(run) == 0
+    with pytest.raises(SystemExit):
+        replay.main([str(tmp_path / "run"), "ppo", "--require-all"])

@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# Sourced by a round's chain script (docs/results/issue16-round*/chainNN.sh, from round 62): the
+# helpers every chain since round 59 wrote out again. Needs R (the run directory), WT (the frozen
+# worktree) and H (the candidate's --policy spec) set, and the caller in "$WT".
+#
+#   log MSG...                  MSG and the time, to the screen and R/verdicts.txt
+#   stop BLOCK                  logs "CHAIN STOPPED at BLOCK" and exits 1
+#   block NAME REPEAT VERDICT EVALUATE-ARGS...
+#                               one scripts/beside.sh block of H beside ppo, its verdict rule
+#                               VERDICT, its output kept; the block's status
+#   shipped_reading NAME DIR LABEL
+#                               evaluation rule 21: status 0 if every run of LABEL under DIR
+#                               replays as the shipped policy (`ppo`) decision for decision, in
+#                               every transfer; the failed block NAME is then the shipped
+#                               policy's reading and the chain goes on. Declare its use in the
+#                               round README before the chain runs.
+log() { echo "$* $(date -u +%T)" | tee -a "$R/verdicts.txt"; }
+stop() { log "CHAIN STOPPED at $1"; exit 1; }
+block() {
+  local n=$1 k=$2 vd=$3; shift 3
+  VERDICT="$vd" scripts/beside.sh "$n" "$k" "$H" "$@" 2>&1 | tee -a "$R/verdicts.txt"
+  return "${PIPESTATUS[0]}"
+}
+shipped_reading() {
+  local n=$1 dir=$2 label=$3
+  if python3 -m train.replay --carried --require-all --policy "$label" "$dir" ppo \
+    2>&1 | tee -a "$R/verdicts.txt" && [ "${PIPESTATUS[0]}" = 0 ]; then
+    log "== $n failed on runs the shipped policy makes decision for decision: its reading (rule 21)"
+    return 0
+  fi
+  return 1
+}
