@@ -122,14 +122,17 @@ class BandConfig(RuleConfig):
         inside = self.inside % n_members
         return [i for i in range(n_members) if i != inside], [inside]
 
-    def applies(
-        self, min_rtt_ms: float | None, cc: str | None = None, loss: float | None = None
-    ) -> bool:
-        """Whether a path of this minimum RTT, with our streams on ``cc`` and this recent loss
-        rate (``min_loss``'s median; None while unknown), is inside the band."""
+    def on_path(self, min_rtt_ms: float | None, cc: str | None = None) -> bool:
+        """Whether a path of this minimum RTT, with our streams on ``cc``, is inside the band
+        when its loss is (the loss gates are :func:`reaches`)."""
         within = min_rtt_ms is not None and self.min_rtt_ms < min_rtt_ms <= self.max_rtt_ms
-        lossy = self.min_loss <= 0 or (loss is not None and loss >= self.min_loss)
-        return within and lossy and not (self.not_cc and cc == self.not_cc)
+        return within and not (self.not_cc and cc == self.not_cc)
+
+
+def reaches(loss: float | None, level: float) -> bool:
+    """Whether a median loss rate (None while unknown) reaches a gate's level; a level of 0 or
+    less is no gate."""
+    return level <= 0 or (loss is not None and loss >= level)
 
 
 class Band:
@@ -172,14 +175,15 @@ class Band:
         if c.max_n > 0 and streams is not None and streams <= c.max_n:
             self.low.push(loss_rate)
         loss = self.loss()
+        on_path = c.on_path(min_rtt_ms, cc)
         if self.is_open:  # it stays open on the loss of the gate that opened it
-            held = self.hold <= 0 or (loss is not None and loss >= self.hold)
-            inside = held and c.applies(min_rtt_ms, cc, 1.0)
+            inside = on_path and reaches(loss, self.hold)
         else:
-            inside, self.hold = c.applies(min_rtt_ms, cc, loss), c.min_loss
+            self.hold = c.min_loss
+            inside = on_path and reaches(loss, c.min_loss)
             low = self.low.median() if c.max_n > 0 and c.min_loss > 0 else None
-            if not inside and low is not None and low >= c.low_loss:
-                inside, self.hold = c.applies(min_rtt_ms, cc, 1.0), c.low_loss
+            if on_path and not inside and low is not None and reaches(low, c.low_loss):
+                inside, self.hold = True, c.low_loss
         if self.is_open and not inside:
             self.low = RecentLoss(c.low_window)
         self.opening = inside and not self.is_open
