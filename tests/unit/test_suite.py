@@ -55,6 +55,7 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
         "gen-v16",
         "gen-v17",
         "gen-v18",
+        "gen-v19",
     ],
 )
 def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
