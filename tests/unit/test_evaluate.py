@@ -449,3 +449,29 @@ def test_the_situations_set_names_the_hand_written_scenarios_with_yardsticks(
     ]  # fmt: skip
     ref = [root / "docs" / "results" / "gen-v1-validation"]
     assert all(ev.load_reference(ref, n).path.is_file() for n in names)
+
+
+def test_the_long_bbr62_set_is_every_validation_path_where_a_110ms_band_can_act(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """configs/sets/long-bbr62.txt (round 62): every validation scenario (the suites' validation
+    sets and the hand-written situations) whose path is 60-110 ms and whose streams do not run
+    BBR (the band's ``not_cc``), so every one where a band reaching 110 ms decides and the
+    shipped 20-60 ms band does not; each with a stored yardstick."""
+    from testbeds.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    names = ev.read_scenario_file(root / "configs" / "sets" / "long-bbr62.txt")
+    files = sorted(root.glob("configs/suites/*/validation/*.toml"))
+    files += sorted(root.glob("configs/situations/*.toml"))
+    expected = set()
+    for f in files:
+        s = load_scenario(f)
+        rtt_ms = sum(p.delay_fwd_ms + p.delay_rev_ms for p in s.paths[:1])
+        if 60 < rtt_ms <= 110 and s.sysctls.congestion_control != "bbr":
+            expected.add(f.stem)
+    assert {Path(n).stem for n in names} == expected and len(names) == 8
+    refs = [root / "docs" / "results" / f"gen-v{k}-validation" for k in (1, 2, 4)]
+    refs.append(root / "docs" / "results" / "situations-long-bbr")
+    assert all(ev.load_reference(refs, n).path.is_file() for n in names)
