@@ -109,3 +109,17 @@ def test_below_peak_spares_a_walk_testing_its_ceiling_and_still_closes_a_gap() -
     assert all(x - y == 17 for x, y in locked[-50:])
     with pytest.raises(ValueError, match="below_peak >= 0"):
         ShedConfig.parse("below_peak=-1")
+
+
+def test_once_sheds_one_retreat_per_run_of_retreats_and_still_closes_a_gap() -> None:
+    # Round 62: fig1's lone transfer walks 21 -> 19 -> 17 when two retreats in a row both shed;
+    # with once=1 the second one goes as asked (27 -> 26, not 27 -> 24), and the next run of
+    # retreats may shed again.
+    spec = "shed:beta=0.1,below_peak=1,once=1:steps:28_1_1_m1_m1_m1_1_m1_m1_0"
+    assert run(spec, 8) == [29, 30, 29, 27, 26, 27, 24, 23]  # 24: the carry dithers
+    assert run(spec.replace(",once=1", ""), 8) == [29, 30, 29, 27, 24, 25, 22, 20]
+    # two transfers reading the same congestion still drift together
+    spec_a, spec_b = (f"shed:beta=0.1,below_peak=1,once=1:steps:{k}" for k in (20, 3))
+    assert all(abs(x - y) <= 1 for x, y in shared(spec_a, spec_b, 200)[-50:])
+    with pytest.raises(ValueError, match="once 0 or 1"):
+        ShedConfig.parse("once=2")
