@@ -14,6 +14,9 @@
 #                               every transfer; the failed block NAME is then the shipped
 #                               policy's reading and the chain goes on. Declare its use in the
 #                               round README before the chain runs.
+#   paired_positive NAME        the last verdict's paired difference (R/verdicts.txt) must be
+#                               > 0 (rule 18's "better overall"): logs "NAME passed" and status
+#                               0, or stops the chain at NAME
 log() { echo "$* $(date -u +%T)" | tee -a "$R/verdicts.txt"; }
 stop() { log "CHAIN STOPPED at $1"; exit 1; }
 block() {
@@ -29,4 +32,11 @@ shipped_reading() {
     return 0
   fi
   return 1
+}
+paired_positive() {
+  local n=$1 d
+  d=$(sed -n 's/.*paired \([-+][0-9.]*\) +-.*/\1/p' "$R/verdicts.txt" | tail -1)
+  [ -n "$d" ] || stop "$n (no paired difference in the verdict)"
+  awk -v d="$d" 'BEGIN { exit !(d + 0 > 0) }' || stop "$n (paired $d <= 0)"
+  log "== $n passed (paired $d)"
 }

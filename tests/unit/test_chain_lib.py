@@ -30,3 +30,25 @@ def test_a_block_the_shipped_policy_made_is_its_reading(tmp_path: Path) -> None:
     # one transfer at counts the shipped policy would not choose: the candidate's block
     write_log(logs / "r1-t2.jsonl", [{**r, "streams": 3} for r in rows])
     assert _reading(tmp_path, tmp_path / "run").returncode == 1
+
+
+def _paired(tmp_path: Path, verdicts: str) -> subprocess.CompletedProcess[str]:
+    r = tmp_path / "r"
+    r.mkdir(exist_ok=True)
+    (r / "verdicts.txt").write_text(verdicts)
+    env = {**os.environ, "R": str(r), "WT": str(ROOT), "H": "ppo"}
+    cmd = f"cd {ROOT} && source scripts/chain-lib.sh && paired_positive bbr3x && echo GO ON"
+    return subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, check=False)
+
+
+def test_paired_positive_reads_the_last_verdict_and_stops_at_zero_or_below(tmp_path: Path) -> None:
+    line = "n=2 (excluded none): cand 0.680, base 0.624; paired {} +- 0.018 (higher 2): PASS\n"
+    p = _paired(tmp_path, line.format("-0.100") + line.format("+0.056"))
+    assert p.returncode == 0 and "GO ON" in p.stdout, p.stdout + p.stderr
+    assert "== bbr3x passed (paired +0.056)" in (tmp_path / "r" / "verdicts.txt").read_text()
+    for d in ("+0.000", "-0.012"):
+        p = _paired(tmp_path, line.format("+0.056") + line.format(d))
+        assert p.returncode == 1 and "GO ON" not in p.stdout
+        assert f"CHAIN STOPPED at bbr3x (paired {d} <= 0)" in p.stdout
+    p = _paired(tmp_path, "evaluate failed\n")
+    assert p.returncode == 1 and "no paired difference" in p.stdout

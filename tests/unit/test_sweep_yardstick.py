@@ -41,3 +41,31 @@ def test_unknown_suites_and_names_are_refused(tmp_path: Path) -> None:
     assert p.stdout.count("+ flock") == 1
     p = _dry(tmp_path, "gen-v13")
     assert p.returncode == 2 and "SUITE SET" in p.stderr
+
+
+def test_hand_written_scenario_files_sweep_the_same_way_into_a_named_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hand-bbr-onoff-shallow-80ms.json").write_text("{}")  # stored: skipped
+    files = [
+        "configs/situations/hand-bbr-onoff-shallow-80ms.toml",
+        "configs/situations/hand-bbr-onoff-lossy-80ms.toml",
+    ]
+    p = _dry(tmp_path, *files)
+    assert p.returncode == 0, p.stderr
+    cmds = [line[2:] for line in p.stdout.splitlines() if line.startswith("+ ")]
+    assert len(cmds) == 1
+    assert f"--scenario {ROOT}/{files[1]} " in cmds[0]
+    assert "--policy gd --sweep 1,2,4,8,16,32,48 --repeat 1" in cmds[0]
+    assert cmds[0].endswith(f"--json {tmp_path}/hand-bbr-onoff-lossy-80ms.json.tmp")
+    p = _dry(tmp_path, "configs/situations/nope.toml")
+    assert p.returncode == 2 and "no scenario" in p.stderr and "nope.toml" in p.stderr
+    env = {k: v for k, v in os.environ.items() if k != "O"}
+    p = subprocess.run(
+        ["bash", str(SCRIPT), files[0]],
+        env={**env, "DRY": "1", "WT": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode != 0 and "O=DIR" in p.stderr  # no default home for hand-written ones
