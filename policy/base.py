@@ -83,6 +83,7 @@ _BUILTIN: dict[str, str] = {
     "ledger": "policy.ledger:LedgerWrapper",
     "start": "policy.start:Start",
     "shed": "policy.shed:ShedWrapper",
+    "rebound": "policy.rebound:ReboundWrapper",
     "fast": "policy.fast:Fast",
     "stdin": "policy.external:StdinController",
 }

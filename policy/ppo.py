@@ -53,6 +53,7 @@ from policy.fast import FastConfig, FastPhase
 from policy.features import N_FEATURES, FeatureConfig, FeatureTracker
 from policy.judge import AddJudge, JudgeConfig
 from policy.ledger import Ledger, LedgerConfig
+from policy.rebound import Rebound, ReboundConfig
 from policy.shed import Shed, ShedConfig
 from policy.signals import SignalVector
 from policy.warmup import StartGate, WarmupConfig
@@ -455,6 +456,11 @@ class PPOController:
         refused)."""
         if meta.get("shed") is not None:
             self.shed = Shed(ShedConfig.from_dict(meta["shed"]), config, self.target)
+        self.rebound: Rebound | None = None
+        """Set when the file's ``meta["rebound"]`` names one: the end of a flood of loss others
+        made adds streams at once (:mod:`policy.rebound`; last, so no rule deepens it)."""
+        if meta.get("rebound") is not None:
+            self.rebound = Rebound(ReboundConfig.from_dict(meta["rebound"]), config, self.target)
         self.fast: FastPhase | None = None
         """Set when the file's ``meta["fast"]`` names one: the first MIs of a short path are
         short (:mod:`policy.fast`; the decisions are the policy's unless ``grow=2`` holds a
@@ -535,7 +541,7 @@ class PPOController:
                 self.target = self.judge.step(self.target, signals)
             else:  # closed: the judge only keeps the utilities its verdicts average
                 self.judge.observe(signals)
-        for rule in (self.warmup, self.ledger, self.shed):  # in this order
+        for rule in (self.warmup, self.ledger, self.shed, self.rebound):  # in this order
             if rule is not None:
                 self.target = rule.step(self.target, signals)
         if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
@@ -543,10 +549,10 @@ class PPOController:
         return self.target
 
     def _sync_rules(self) -> None:
-        """The judge's, the warm-up's, the ledger's and the shed's count in effect is the
+        """The count in effect of every rule (judge, warm-up, ledger, shed, rebound) is the
         target, whoever set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper
         outside (``fast:``, ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of
         its own."""
-        for rule in (self.judge, self.warmup, self.ledger, self.shed):
+        for rule in (self.judge, self.warmup, self.ledger, self.shed, self.rebound):
             if rule is not None:
                 rule.current = self.target

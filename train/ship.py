@@ -27,6 +27,8 @@ start of a short path, as ``fast:ppo`` does around a file without it. ``--shed
 ``ppo``'s then sheds at least a share of the streams, as ``shed:ppo`` does around a file
 without it. ``--from-record JSON`` ships the ensemble a record describes with one or more
 rules' fields changed (``--change ledger:probe=4``): a candidate made from the shipped bundle.
+A rule the record lacks starts from its defaults (``--change rebound:step=5`` adds
+:mod:`policy.rebound` as ``meta["rebound"]``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from policy.ppo import (
     save_checkpoint,
     save_ensemble,
 )
+from policy.rebound import ReboundConfig
 from policy.shed import ShedConfig
 from policy.warmup import WarmupConfig
 
@@ -92,7 +95,7 @@ def ship(
     return record
 
 
-RULES = ("judge", "warmup", "fast", "ledger", "band", "shed")
+RULES = ("judge", "warmup", "fast", "ledger", "band", "shed", "rebound")
 """The rules ``ppo`` applies itself when a file's meta names them, in the order the record
 lists them (``band``: which members decide on paths of which minimum RTT)."""
 
@@ -105,12 +108,13 @@ def _wrappers(
     ledger: LedgerConfig | None = None,
     band: BandConfig | None = None,
     shed: ShedConfig | None = None,
+    rebound: ReboundConfig | None = None,
 ) -> dict[str, Any]:
     """``meta`` with the rules ``ppo`` applies itself (``meta[k]`` for k in :data:`RULES`); a
     judge scoped to a band (``band=1``) without a band is refused before anything is written."""
     if judge is not None and judge.band and band is None:
         raise ValueError("judge: band=1 needs a bundle with a band (--band)")
-    for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band, shed), strict=True):
+    for key, cfg in zip(RULES, (judge, warmup, fast, ledger, band, shed, rebound), strict=True):
         if cfg is not None:
             meta[key] = cfg.to_dict()
     return meta
@@ -130,13 +134,15 @@ def ship_checkpoint(
     fast: FastConfig | None = None,
     ledger: LedgerConfig | None = None,
     shed: ShedConfig | None = None,
+    rebound: ReboundConfig | None = None,
 ) -> dict[str, Any]:
     """Ship one checkpoint file as it is, with ``note`` and (if given) ``judge``, ``warmup``,
-    ``fast``, ``ledger`` and ``shed`` in its meta; return the record written next to it."""
+    ``fast``, ``ledger``, ``shed`` and ``rebound`` in its meta; return the record written next
+    to it."""
     net, ckpt = load_checkpoint(path)
     meta = _wrappers(
         {**ckpt["meta"], "selection": note, "from_file": str(path)},
-        judge, warmup, fast, ledger, shed=shed,
+        judge, warmup, fast, ledger, shed=shed, rebound=rebound,
     )  # fmt: skip
     tmp = dest.with_name(dest.name + ".new")
     save_checkpoint(tmp, net, meta, int(ckpt.get("initial_streams", 2)))
@@ -161,6 +167,7 @@ def ship_ensemble(
     ledger: LedgerConfig | None = None,
     band: BandConfig | None = None,
     shed: ShedConfig | None = None,
+    rebound: ReboundConfig | None = None,
 ) -> dict[str, Any]:
     """Ship the checkpoints ``members`` as one ensemble deciding by ``rule``
     (:data:`policy.ppo.COMBINE`), ``band`` naming which of them decide on which paths; return
@@ -174,7 +181,7 @@ def ship_ensemble(
     tmp = dest.with_name(dest.name + ".new")
     meta = _wrappers(
         {"selection": note, "rule": rule, "members": trained},
-        judge, warmup, fast, ledger, band, shed,
+        judge, warmup, fast, ledger, band, shed, rebound,
     )  # fmt: skip
     save_ensemble(tmp, members, meta)
     tmp.replace(dest)
@@ -194,7 +201,7 @@ def ship_ensemble(
 
 RULE_CONFIGS: dict[str, Any] = {
     "judge": JudgeConfig, "warmup": WarmupConfig, "fast": FastConfig, "ledger": LedgerConfig,
-    "band": BandConfig, "shed": ShedConfig,
+    "band": BandConfig, "shed": ShedConfig, "rebound": ReboundConfig,
 }  # fmt: skip
 """Each rule of :data:`RULES` by its config class (a record's ``shipped[rule]`` read back)."""
 
@@ -309,6 +316,14 @@ if __name__ == "__main__":
         "streams (policy/shed.py), e.g. --shed beta=0.1",
     )
     ap.add_argument(
+        "--rebound",
+        nargs="?",
+        const="",
+        metavar="KEY=VALUE,...",
+        help="with --ensemble or --checkpoint: the end of a flood of loss others made adds "
+        "streams at once (policy/rebound.py), e.g. --rebound step=5,climbs=2",
+    )
+    ap.add_argument(
         "--band",
         nargs="?",
         const="",
@@ -348,22 +363,26 @@ if __name__ == "__main__":
     lc = None if a.ledger is None else LedgerConfig.parse(a.ledger)
     bc = None if a.band is None else BandConfig.parse(a.band)
     sc = None if a.shed is None else ShedConfig.parse(a.shed)
+    rc = None if a.rebound is None else ReboundConfig.parse(a.rebound)
     if bc is not None and not a.ensemble:
         ap.error("--band needs --ensemble")
-    rules_given = any(r is not None for r in (jc, wc, fc, lc, sc))
+    rules_given = any(r is not None for r in (jc, wc, fc, lc, sc, rc))
     if rules_given and not (a.ensemble or a.checkpoint):
-        ap.error("--judge, --warmup, --fast, --ledger and --shed need --ensemble or --checkpoint")
+        ap.error(
+            "--judge, --warmup, --fast, --ledger, --shed and --rebound need --ensemble or "
+            "--checkpoint"
+        )
     if a.checkpoint:
         if len(a.runs) != 1 or a.ensemble:
             ap.error("--checkpoint ships exactly one checkpoint file (not with --ensemble)")
         rec = ship_checkpoint(
-            a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc, ledger=lc, shed=sc
+            a.runs[0], note=a.note, judge=jc, warmup=wc, fast=fc, ledger=lc, shed=sc, rebound=rc
         )
         print(f"shipped {a.runs[0]} -> {DEFAULT_CHECKPOINT} (judge: {rec['shipped']['judge']})")
     elif a.ensemble:
         rec = ship_ensemble(
             a.runs, note=a.note, rule=a.rule, judge=jc, warmup=wc, fast=fc, ledger=lc, band=bc,
-            shed=sc,
+            shed=sc, rebound=rc,
         )  # fmt: skip
         print(f"shipped an ensemble of {len(rec['members'])} -> {DEFAULT_CHECKPOINT}")
     else:
