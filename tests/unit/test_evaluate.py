@@ -476,3 +476,36 @@ def test_the_long_bbr62_set_is_every_validation_path_where_a_110ms_band_can_act(
     refs = [root / "docs" / "results" / f"gen-v{k}-validation" for k in (1, 2, 4)]
     refs.append(root / "docs" / "results" / "situations-long-bbr")
     assert all(ev.load_reference(refs, n).path.is_file() for n in names)
+
+
+def test_the_onoff63_sets_are_every_validation_path_of_30ms_or_more_with_an_onoff_rival(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """configs/sets/onoff63-class.txt and onoff63-guard.txt (round 63): together every
+    validation scenario whose path is at least 30 ms (policy.rebound's ``min_rtt_ms``) with an
+    on/off competing transfer, so every one where a rebound can fire on a rival's on-period;
+    the class is the on/off BBR paths of at least 60 ms where our streams do not run BBR. Each
+    with a stored yardstick."""
+    from testbeds.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    sets = {k: ev.read_scenario_file(root / "configs" / "sets" / f"onoff63-{k}.txt")
+            for k in ("class", "guard")}  # fmt: skip
+    files = sorted(root.glob("configs/suites/*/validation/*.toml"))
+    files += sorted(root.glob("configs/situations/*.toml"))
+    expected: dict[str, set[str]] = {"class": set(), "guard": set()}
+    for f in files:
+        s = load_scenario(f)
+        onoff = [b for b in s.background if b.on_s]
+        if not onoff or s.paths[0].rtt_ms < 30:
+            continue
+        bbr = any(b.cc == "bbr" for b in onoff)
+        long_class = bbr and s.paths[0].rtt_ms >= 60 and s.sysctls.congestion_control != "bbr"
+        expected["class" if long_class else "guard"].add(f.stem)
+    for k, names in sets.items():
+        assert {Path(n).stem for n in names} == expected[k] and len(names) == len(expected[k])
+    assert len(sets["class"]) == 4 and len(sets["guard"]) == 9
+    refs = [root / "docs" / "results" / f"gen-v{k}-validation" for k in (1, 2, 3, 4, 6)]
+    refs.append(root / "docs" / "results" / "situations-long-bbr")
+    assert all(ev.load_reference(refs, n).path.is_file() for n in sets["class"] + sets["guard"])
