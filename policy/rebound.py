@@ -46,8 +46,9 @@ class ReboundConfig(RuleConfig):
     """A flood is at least this many such MIs in a row (a slow-start burst of our own is 1-2)."""
     lo: float = 0.01
     """An MI with loss below this ends the flood (the path's random loss stays below it)."""
-    gap: int = 2
-    """The MI that ends the flood comes at most this many MIs after its last flooded MI."""
+    gap: int = 3
+    """The MI that ends the flood comes at most this many MIs after its last flooded MI (the
+    rivals' loss decays through 5-9 % for one or two MIs: gen-v3-v07's runs in round 63)."""
     rise: float = 2.0
     """...and carries at least this many times the flood's median throughput."""
     step: int = 5
