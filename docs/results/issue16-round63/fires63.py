@@ -11,15 +11,22 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 from policy.base import ControllerConfig
 from policy.rebound import Rebound, ReboundConfig
 from policy.signals import SignalVector
 
+Run = tuple[str, float, dict[str, list[float]]]
 
-def runs(text: str):  # noqa: ANN201
+
+def runs(text: str) -> Iterator[Run]:
+    """Each run of a trace: its name, minimum RTT (ms) and rows (N, U, T, loss%)."""
     head = re.compile(r"^(\S+): \d+ MIs, .*min RTT ([0-9.]+) ms")
-    name, rtt, rows = None, None, {}
+    name: str | None = None
+    rtt = 0.0
+    rows: dict[str, list[float]] = {}
     for line in text.splitlines():
         m = head.match(line)
         if m:
@@ -53,7 +60,7 @@ def main(argv: list[str]) -> int:
     opts = [a for a in argv[1:] if "=" in a]
     rc = ReboundConfig.parse(",".join(opts)) if opts else ReboundConfig()
     total = 0
-    for name, rtt, rows in runs(open(argv[0]).read()):
+    for name, rtt, rows in runs(Path(argv[0]).read_text()):
         f = fires(rtt, rows, rc)
         total += bool(f)
         print(f"{name}: {'fires at MI ' + ', '.join(map(str, f)) if f else 'never fires'}")
