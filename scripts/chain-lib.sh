@@ -8,6 +8,11 @@
 #   block NAME REPEAT VERDICT EVALUATE-ARGS...
 #                               one scripts/beside.sh block of H beside ppo, its verdict rule
 #                               VERDICT, its output kept; the block's status
+#   guard NAME REPEAT EVALUATE-ARGS...
+#                               a guard block (one the candidate does not target): block with
+#                               rule 18's scenario floor and --clear-loss (0.05 each), the form
+#                               a few-scenario guard needs (rounds 54, 60 and 63 declared
+#                               --noninferior there and failed a gain)
 #   shipped_reading NAME DIR LABEL
 #                               evaluation rule 21: status 0 if every run of LABEL under DIR
 #                               replays as the shipped policy (`ppo`) decision for decision, in
@@ -23,6 +28,10 @@ block() {
   local n=$1 k=$2 vd=$3; shift 3
   VERDICT="$vd" scripts/beside.sh "$n" "$k" "$H" "$@" 2>&1 | tee -a "$R/verdicts.txt"
   return "${PIPESTATUS[0]}"
+}
+guard() {
+  local n=$1 k=$2; shift 2
+  block "$n" "$k" "--scenario-floor 0.05 --clear-loss 0.05" "$@"
 }
 shipped_reading() {
   local n=$1 dir=$2 label=$3

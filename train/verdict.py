@@ -259,8 +259,16 @@ class Verdict:
         )
         if failed:  # which part failed (round 33: a failed minimum read as a failed bound)
             floor = self.base_min - self.rule.min_tolerance
+            why = ""
+            if "paired" in failed and self.rule.noninferior is not None and self.lower == 0:
+                # rounds 54, 60, 63: the bound's SE is the spread of the gains themselves
+                why = (
+                    "; no scenario is lower, so the bound fails on the spread of gains "
+                    "(docs/evaluation.md rule 18: a guard block is judged by --scenario-floor)"
+                )
             lines.append(
-                f"fails on: {' and '.join(failed)} (minimum {self.cand_min:.3f}, floor {floor:.3f})"
+                f"fails on: {' and '.join(failed)} (minimum {self.cand_min:.3f}, "
+                f"floor {floor:.3f}){why}"
             )
         return "\n".join(lines)
 

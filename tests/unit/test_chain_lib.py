@@ -52,3 +52,15 @@ def test_paired_positive_reads_the_last_verdict_and_stops_at_zero_or_below(tmp_p
         assert f"CHAIN STOPPED at bbr3x (paired {d} <= 0)" in p.stdout
     p = _paired(tmp_path, "evaluate failed\n")
     assert p.returncode == 1 and "no paired difference" in p.stdout
+
+
+def test_a_guard_block_is_judged_by_the_scenario_floor(tmp_path: Path) -> None:
+    r = tmp_path / "r"
+    r.mkdir()
+    env = {**os.environ, "R": str(r), "WT": str(ROOT), "H": "ppo:cand.pt", "DRY": "1"}
+    cmd = f"cd {ROOT} && source scripts/chain-lib.sh && guard mid4x 3 --scenario-file S.txt"
+    p = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    ev, _, vd = (line[2:] for line in p.stdout.splitlines() if line.startswith("+ "))
+    assert "--scenario-file S.txt --policy ppo:cand.pt --policy ppo --repeat 3" in ev
+    assert "--scenario-floor 0.05 --clear-loss 0.05 --as-base" in vd and "noninferior" not in vd

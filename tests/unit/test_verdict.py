@@ -213,6 +213,24 @@ def test_scenario_floor_fails_a_scenario_whose_mean_is_lower_by_more_than_it() -
         VerdictRule(scenario_floor=-0.01)
 
 
+def test_a_bound_failing_on_gains_alone_says_so() -> None:
+    """Round 63's mid4o: one scenario of four +0.209 (one acting run), the others one policy;
+    --noninferior 0.05 fails on the gain's spread, and the report names that case."""
+    s = {
+        "gen-v1-v02": _scn([1.127] * 3, [1.127] * 3),
+        "gen-v2-v04": _scn([0.989] * 3, [0.989] * 3),
+        "gen-v2-v11": _scn([0.946] * 3, [0.946] * 3),
+        "gen-v3-v07": _scn([0.615], [0.3737, 0.4714, 0.425, 0.3928, 0.3651]),
+    }
+    v = verdict(s, "cand", "ppo", VerdictRule(noninferior=0.05, min_tolerance=0.07))
+    assert not v.ok and (v.higher, v.lower) == (1, 0)
+    assert "no scenario is lower, so the bound fails on the spread of gains" in v.report()
+    assert verdict(s, "cand", "ppo", VerdictRule(scenario_floor=0.05, clear_loss=0.05)).ok
+    s["gen-v2-v11"] = _scn([0.900] * 3, [0.946] * 3)  # one lower: an ordinary failure
+    v = verdict(s, "cand", "ppo", VerdictRule(noninferior=0.05, min_tolerance=0.07))
+    assert not v.ok and "spread of gains" not in v.report()
+
+
 def test_round_54s_probes_on_gen_v15() -> None:
     """Round 54's two probes on gen-v15 (3 runs beside the pair): both fail non-inferiority
     on v05's gain alone (the pair held 2-3 streams there in every run); with the scenario
