@@ -1,8 +1,14 @@
 # shellcheck shell=bash
 # Sourced by a round's chain script (docs/results/issue16-round*/chainNN.sh, from round 62): the
 # helpers every chain since round 59 wrote out again. Needs R (the run directory), WT (the frozen
-# worktree) and H (the candidate's --policy spec) set, and the caller in "$WT".
+# worktree) and H (the candidate's --policy spec) set, and the caller in "$WT" (`enter` puts it
+# there). From round 64 a chain starts
 #
+#   source "${WT:?frozen worktree}/scripts/chain-lib.sh" && enter
+#
+#   enter                       exports WT and R, makes R, goes to WT, puts it first on
+#                               PYTHONPATH and checks that `import xfer` finds it there (the
+#                               preamble rounds 59-63 wrote out in every chain script)
 #   log MSG...                  MSG and the time, to the screen and R/verdicts.txt
 #   stop BLOCK                  logs "CHAIN STOPPED at BLOCK" and exits 1
 #   block NAME REPEAT VERDICT EVALUATE-ARGS...
@@ -22,6 +28,12 @@
 #   paired_positive NAME        the last verdict's paired difference (R/verdicts.txt) must be
 #                               > 0 (rule 18's "better overall"): logs "NAME passed" and status
 #                               0, or stops the chain at NAME
+enter() {
+  : "${WT:?frozen worktree}" "${R:?run directory}"
+  export WT R PYTHONPATH=$WT
+  mkdir -p "$R" && cd "$WT" || exit 2
+  python3 -c "import xfer; assert xfer.__file__.startswith('$WT'), xfer.__file__" || exit 2
+}
 log() { echo "$* $(date -u +%T)" | tee -a "$R/verdicts.txt"; }
 stop() { log "CHAIN STOPPED at $1"; exit 1; }
 block() {

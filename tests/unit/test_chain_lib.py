@@ -64,3 +64,27 @@ def test_a_guard_block_is_judged_by_the_scenario_floor(tmp_path: Path) -> None:
     ev, _, vd = (line[2:] for line in p.stdout.splitlines() if line.startswith("+ "))
     assert "--scenario-file S.txt --policy ppo:cand.pt --policy ppo --repeat 3" in ev
     assert "--scenario-floor 0.05 --clear-loss 0.05 --as-base" in vd and "noninferior" not in vd
+
+
+def test_enter_goes_to_the_worktree_and_refuses_one_python_does_not_import_from(
+    tmp_path: Path,
+) -> None:
+    r = tmp_path / "r"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cmd = f'source "{ROOT}/scripts/chain-lib.sh" && enter && pwd && echo "$PYTHONPATH"'
+    p = subprocess.run(
+        ["bash", "-c", cmd], env={**env, "WT": str(ROOT), "R": str(r)},
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(ROOT), str(ROOT)] and r.is_dir()
+    p = subprocess.run(
+        ["bash", "-c", cmd], env={**env, "WT": str(tmp_path), "R": str(r)},
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert p.returncode == 2 and "AssertionError" in p.stderr  # xfer is not imported from there
+    p = subprocess.run(
+        ["bash", "-c", cmd], env={**env, "R": str(r)}, cwd=tmp_path,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert p.returncode != 0 and "frozen worktree" in p.stderr
