@@ -88,8 +88,40 @@ def test_a_step_that_did_not_pay_ends_the_climb() -> None:
     assert out[13] == out[12] - 1  # 7 Mbit/s is < 1.1 x 6.5: no second step
 
 
+def _joining(burst: float):  # noqa: ANN202
+    """The lossy on/off path where the MI after the count grew by more than one reads the new
+    streams' slow start: ``burst`` loss and half the throughput."""
+    last = {"n": 0}
+
+    def world(t: int, n: int) -> tuple[float, float]:
+        grew, last["n"] = n > last["n"] + 1, n
+        if 4 <= t <= 11:
+            return 3e6, 0.30
+        return (6.5e6 * n * (0.5 if grew else 1.0), burst if grew else 0.001)
+
+    return world
+
+
+def test_settle_skips_the_added_streams_join_mi_before_judging_the_step() -> None:
+    """hand-bbr-onoff-lossy-80ms in round 63: the MI after a step of +5 reads the new streams'
+    slow-start loss (3.7-9.9 %, here 8 % or, in a shallow queue, 12 %), then the path carries
+    them at its random loss. Without ``settle`` that MI ends the climb; with ``settle=1`` it is
+    skipped, neither judged nor read as a new flood, and the MI after it judges the step."""
+    for burst in (0.08, 0.12):
+        joins = _joining(burst)
+        plain = walk("rebound:steps:6_0", joins, 18)
+        settled = walk("rebound:settle=1:steps:6_0", _joining(burst), 18)
+        assert plain[12] == settled[12] == plain[11] + 5  # the flood's end: +5 in both
+        assert plain[13] == plain[12] - 1 and plain[14] == plain[13] - 1  # the climb ended
+        assert settled[13] == settled[12] - 1  # the join MI: the inner walk, not judged
+        assert settled[14] == settled[13] + 5  # the MI after it: the step paid, the next
+        assert settled[15] == settled[14] - 1  # climbs=2 spent
+
+
 def test_config_checks_and_one_rebound_per_stack() -> None:
-    for bad in ("lo=0.2", "mis=0", "rise=0.5", "step=0", "climbs=0", "gain=-1", "max_n=-1"):
+    for bad in (
+        "lo=0.2", "mis=0", "rise=0.5", "step=0", "climbs=0", "gain=-1", "settle=-1", "max_n=-1",
+    ):  # fmt: skip
         with pytest.raises(ValueError, match="rebound"):
             ReboundConfig.parse(bad)
     with pytest.raises(ValueError, match="another rebound"):
