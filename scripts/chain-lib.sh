@@ -16,9 +16,12 @@
 #                               VERDICT, its output kept; the block's status
 #   guard NAME REPEAT EVALUATE-ARGS...
 #                               a guard block (one the candidate does not target): block with
-#                               rule 18's scenario floor and --clear-loss (0.05 each), the form
-#                               a few-scenario guard needs (rounds 54, 60 and 63 declared
-#                               --noninferior there and failed a gain)
+#                               rule 18's scenario floor and --clear-loss (0.05 each) and
+#                               `train.verdict --guard` (no "better overall"), the form a
+#                               few-scenario guard needs (rounds 54, 60 and 63 declared
+#                               --noninferior there and failed a gain; round 63's first form of
+#                               this helper left the verdict's default "> 0" in, and mid4q
+#                               failed it at -0.0005)
 #   shipped_reading NAME DIR LABEL
 #                               evaluation rule 21: status 0 if every run of LABEL under DIR
 #                               replays as the shipped policy (`ppo`) decision for decision, in
@@ -43,7 +46,7 @@ block() {
 }
 guard() {
   local n=$1 k=$2; shift 2
-  block "$n" "$k" "--scenario-floor 0.05 --clear-loss 0.05" "$@"
+  block "$n" "$k" "--scenario-floor 0.05 --clear-loss 0.05 --guard" "$@"
 }
 shipped_reading() {
   local n=$1 dir=$2 label=$3

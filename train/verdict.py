@@ -2,7 +2,7 @@
 
     python3 -m train.verdict RESULT.json[,MORE.json...] CAND BASE [--test] [--min-ustar U]
         [--agree GAP] [--noninferior MARGIN] [--margin M] [--exclude NAME ...]
-        [--aa AA.json A B] [--clear-loss D] [--scenario-floor F] [--as-base RUN_DIR]
+        [--aa AA.json A B] [--clear-loss D] [--scenario-floor F [--guard]] [--as-base RUN_DIR]
 
 RESULT.json is ``xfer evaluate --json`` output where CAND and BASE ran in the same invocations
 (``--suite`` or several ``--scenario``); several files pool their scenarios, and their runs
@@ -50,6 +50,9 @@ large gain fails it as surely as a loss does: round 54's probe read +0.100 +- 0.
 ``--margin 0`` (the default: difference > 0) and ``--clear-loss``, the floor says "better
 overall, and nowhere worse by more than F", where a gain in one place cannot excuse a loss
 in another and does not count against the candidate either. Without it nothing changes.
+``guard`` (round 63) drops "better overall" for a block the candidate does not target: rule 1
+becomes "difference >= -F", so the block reads "nowhere worse by more than F" (with rules 2
+and 3). Round 63's mid4q, declared as such a guard, failed the default "> 0" at -0.0005.
 ``--as-base RUN_DIR`` (round 55, ``docs/evaluation.md`` rule 19) reads the result as the runs
 behaved, not as they were labelled (:func:`as_base`): each run in RUN_DIR (the ``--out`` of
 the evaluation) is replayed closed-loop under the other policy (``train.replay.differs``), and
@@ -109,6 +112,11 @@ class VerdictRule:
     scenario_floor: float | None = None
     """Rule 4: no scenario whose mean difference CAND - BASE is below -this (module
     docstring). None: no rule 4."""
+    guard: bool = False
+    """A guard block (round 63): rule 1 asks only that the paired difference is >= -
+    ``scenario_floor`` (which rule 4 implies), not that the candidate is better overall; needs
+    ``scenario_floor``. For a block the candidate does not target, where it plays the pair on
+    most scenarios and its mean difference sits at 0 (round 63's mid4q read -0.0005)."""
     exclude: frozenset[str] = frozenset()
     """Leave out these scenarios: a result's key or its file's stem (``gen-v5-t01`` for
     ``configs/suites/gen-v5/test/gen-v5-t01.toml``). A name that matches none is an error."""
@@ -128,6 +136,10 @@ class VerdictRule:
             raise ValueError(f"clear_loss must be >= 0, got {self.clear_loss}")
         if self.scenario_floor is not None and self.scenario_floor < 0:
             raise ValueError(f"scenario_floor must be >= 0, got {self.scenario_floor}")
+        if self.guard and (
+            self.scenario_floor is None or self.noninferior is not None or self.margin or self.test
+        ):
+            raise ValueError("guard needs a scenario_floor, and no noninferior, margin or test")
 
 
 @dataclass(frozen=True)
@@ -179,6 +191,8 @@ class Verdict:
     def paired_ok(self) -> bool:
         """Rule 1: the paired difference (margin, ``test`` or non-inferiority)."""
         md = self.mean_difference
+        if self.rule.guard and self.rule.scenario_floor is not None:
+            return md >= -self.rule.scenario_floor
         if self.rule.noninferior is not None:
             # one scenario has no standard error: nothing is shown, so it does not pass
             se = self.standard_error
@@ -235,6 +249,8 @@ class Verdict:
             scope += (
                 f"; non-inferiority: difference - 2 SE {low:+.3f} >= -{self.rule.noninferior:g}?"
             )
+        if self.rule.guard:
+            scope += f"; guard: difference >= -{self.rule.scenario_floor:g}?"
         if self.rule.margin:
             scope += f"; margin: difference {'>=' if self.rule.test else '>'} {self.rule.margin:g}?"
         if self.rule.clear_loss is not None:
@@ -505,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="rule 3: no scenario lower by more than D in every run")  # fmt: skip
     ap.add_argument("--scenario-floor", type=float, default=None, metavar="F",
                     help="rule 4: no scenario's mean difference below -F")  # fmt: skip
+    ap.add_argument("--guard", action="store_true",
+                    help="a guard block: rule 1 is difference >= -F (needs --scenario-floor)")  # fmt: skip
     ap.add_argument("--aa", nargs=3, metavar=("AA.json", "A", "B"), default=None,
                     help="floor the SE with this A/A block's noise (A and B: one policy)")  # fmt: skip
     ap.add_argument("--as-base", type=Path, default=None, metavar="RUN_DIR",
@@ -525,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
                            agree=a.agree, noninferior=a.noninferior, margin=a.margin,
                            exclude=frozenset(a.exclude), noise=noise,
                            noise_runs=noise_runs, clear_loss=a.clear_loss,
-                           scenario_floor=a.scenario_floor)  # fmt: skip
+                           scenario_floor=a.scenario_floor, guard=a.guard)  # fmt: skip
         scenarios, notes = load(a.result), dict[str, str]()
         if a.as_base is not None:
             scenarios, notes = as_base(scenarios, a.cand, a.base, a.as_base, ran)

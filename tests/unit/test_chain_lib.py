@@ -63,7 +63,8 @@ def test_a_guard_block_is_judged_by_the_scenario_floor(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     ev, _, vd = (line[2:] for line in p.stdout.splitlines() if line.startswith("+ "))
     assert "--scenario-file S.txt --policy ppo:cand.pt --policy ppo --repeat 3" in ev
-    assert "--scenario-floor 0.05 --clear-loss 0.05 --as-base" in vd and "noninferior" not in vd
+    assert "--scenario-floor 0.05 --clear-loss 0.05 --guard --as-base" in vd
+    assert "noninferior" not in vd
 
 
 def test_enter_goes_to_the_worktree_and_refuses_one_python_does_not_import_from(

@@ -231,6 +231,29 @@ def test_a_bound_failing_on_gains_alone_says_so() -> None:
     assert not v.ok and "spread of gains" not in v.report()
 
 
+def test_a_guard_asks_nowhere_worse_not_better_overall() -> None:
+    """Round 63's mid4q: three scenarios one policy, gen-v3-v07 -0.001 (2 acting runs). As a
+    guard (floor 0.05, no clear loss) it passes; without --guard rule 1's default "> 0" fails
+    it; a scenario below the floor fails the guard too."""
+    s = {
+        "gen-v1-v02": _scn([1.144] * 3, [1.144] * 3),
+        "gen-v2-v04": _scn([0.995] * 3, [0.995] * 3),
+        "gen-v2-v11": _scn([0.942] * 3, [0.942] * 3),
+        "gen-v3-v07": _scn([0.5011, 0.4597], [0.4041, 0.4178, 0.5402, 0.5618]),
+    }
+    plain = VerdictRule(scenario_floor=0.05, clear_loss=0.05)
+    guard = VerdictRule(scenario_floor=0.05, clear_loss=0.05, guard=True)
+    assert not verdict(s, "cand", "ppo", plain).ok
+    v = verdict(s, "cand", "ppo", guard)
+    assert v.ok and "guard: difference >= -0.05?" in v.report()
+    s["gen-v2-v11"] = _scn([0.88] * 3, [0.942] * 3)
+    assert not verdict(s, "cand", "ppo", guard).ok
+    with pytest.raises(ValueError, match="guard"):
+        VerdictRule(guard=True)
+    with pytest.raises(ValueError, match="guard"):
+        VerdictRule(guard=True, scenario_floor=0.05, noninferior=0.05)
+
+
 def test_round_54s_probes_on_gen_v15() -> None:
     """Round 54's two probes on gen-v15 (3 runs beside the pair): both fail non-inferiority
     on v05's gain alone (the pair held 2-3 streams there in every run); with the scenario
