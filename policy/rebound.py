@@ -18,9 +18,11 @@ kept). Up to ``climbs`` such steps follow each flood, the second and later only 
 loss stays below ``lo`` and each MI's throughput is at least ``gain`` above the one before
 (the added streams paid); ``settle`` join MIs after a step are skipped before that check
 (round 63: the added streams' slow start made 4-10 % loss in the MI after the first step, so
-without it the second step never came). ``min_rtt_ms`` and ``max_n`` bound where it acts: paths whose
-minimum RTT is at least this (0: any; an unknown RTT is gated out, since the class is long
-paths), counts of at most this (0: any). Retreats and holds outside a rebound pass as asked.
+without it the second step never came). ``min_rtt_ms`` and ``max_n`` bound where it acts:
+paths whose minimum RTT is at least this (0: any; an unknown RTT is gated out, since the class
+is long paths), counts of at most this (0: any). Retreats and holds outside a rebound pass as
+asked. A flood's throughputs are kept only until the next one starts more than ``gap`` MIs
+later, and are read only within ``gap`` MIs of its end.
 
 The inner controller sees every signal vector; its target is set to the rule's count, so its
 next step starts from there (it must have a ``target``).
@@ -126,7 +128,7 @@ class Rebound:
         if self.left > 0 and self.wait > 0:
             self.wait -= 1  # a join MI of the streams just added: not judged, not a flood
         elif loss is not None and loss >= rc.hi:
-            if self.since > self.rc.gap:  # a new flood (a dip under hi within gap joins them)
+            if self.since > rc.gap:  # a new flood (a dip under hi within gap joins them)
                 self.flood = []
             self.flood.append(bps)
             self.since, self.left = 0, 0
@@ -145,9 +147,7 @@ class Rebound:
                 add = True  # the last step paid: the next
             elif self.left > 0:
                 self.left = 0  # it did not: the climb is the inner controller's again
-            if self.since > rc.gap and len(self.flood) < rc.mis:
-                self.flood = []
-        if add and self.left > 0 and self._gated_in(signals):
+        if add and self._gated_in(signals):  # add: a step is left (the first sets ``climbs``)
             self.left, self.ref_bps, self.wait = self.left - 1, bps, rc.settle
             more = self.config.clip(n + rc.step)
             if more > proposed:
