@@ -95,7 +95,14 @@ def ship(
     return record
 
 
-RULES = ("judge", "warmup", "fast", "ledger", "band", "shed", "rebound")
+RULE_CONFIGS: dict[str, Any] = {
+    "judge": JudgeConfig, "warmup": WarmupConfig, "fast": FastConfig, "ledger": LedgerConfig,
+    "band": BandConfig, "shed": ShedConfig, "rebound": ReboundConfig,
+}  # fmt: skip
+"""Each rule ``ppo`` applies itself by its config class (a record's ``shipped[rule]`` read
+back), in the order the record lists them."""
+
+RULES = tuple(RULE_CONFIGS)
 """The rules ``ppo`` applies itself when a file's meta names them, in the order the record
 lists them (``band``: which members decide on paths of which minimum RTT)."""
 
@@ -197,13 +204,6 @@ def ship_ensemble(
     }
     dest.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     return record
-
-
-RULE_CONFIGS: dict[str, Any] = {
-    "judge": JudgeConfig, "warmup": WarmupConfig, "fast": FastConfig, "ledger": LedgerConfig,
-    "band": BandConfig, "shed": ShedConfig, "rebound": ReboundConfig,
-}  # fmt: skip
-"""Each rule of :data:`RULES` by its config class (a record's ``shipped[rule]`` read back)."""
 
 
 def ship_from_record(

@@ -280,7 +280,7 @@ class Verdict:
                 # rounds 54, 60, 63: the bound's SE is the spread of the gains themselves
                 why = (
                     "; no scenario is lower, so the bound fails on the spread of gains "
-                    "(docs/evaluation.md rule 18: a guard block is judged by --scenario-floor)"
+                    "(docs/evaluation.md rule 18: judge a guard block by --scenario-floor F --guard)"
                 )
             lines.append(
                 f"fails on: {' and '.join(failed)} (minimum {self.cand_min:.3f}, "
