@@ -541,18 +541,22 @@ class PPOController:
                 self.target = self.judge.step(self.target, signals)
             else:  # closed: the judge only keeps the utilities its verdicts average
                 self.judge.observe(signals)
-        for rule in (self.warmup, self.ledger, self.shed, self.rebound):  # in this order
+        for rule in self._after_judge():  # in this order
             if rule is not None:
                 self.target = rule.step(self.target, signals)
         if self.fast is not None:  # outermost, as ``fast:`` around the same bundle
             self.target = self.fast.step(current, self.target, signals)
         return self.target
 
+    def _after_judge(self) -> tuple[StartGate | None, Ledger | None, Shed | None, Rebound | None]:
+        """The rules that step the count after the judge, in the order they apply."""
+        return self.warmup, self.ledger, self.shed, self.rebound
+
     def _sync_rules(self) -> None:
         """The count in effect of every rule (judge, warm-up, ledger, shed, rebound) is the
         target, whoever set it last: ``meta["fast"]``'s ramp or held retreat, or a wrapper
         outside (``fast:``, ``start:``), as :class:`policy.base.RuleWrapper` does for a rule of
         its own."""
-        for rule in (self.judge, self.warmup, self.ledger, self.shed, self.rebound):
+        for rule in (self.judge, *self._after_judge()):
             if rule is not None:
                 rule.current = self.target
