@@ -27,6 +27,7 @@ from train.verdict import replayed_as
 R45 = ROOT / "policy" / "weights" / "candidates" / "round45.pt"
 R56 = ROOT / "policy" / "weights" / "candidates" / "round56.pt"  # K55 as shipped, rounds 56-58
 R59 = ROOT / "policy" / "weights" / "candidates" / "round59d.pt"  # D as shipped, rounds 59-61
+R61 = ROOT / "policy" / "weights" / "candidates" / "round61m-shipped.pt"  # M as shipped, 61-64
 SHIPPED = "policy/weights/default.pt"
 
 
@@ -76,11 +77,11 @@ def test_pinned_finds_the_shipped_file_a_block_ran_by_its_bytes(tmp_path: Path) 
 
 
 def test_every_replaced_default_is_kept_by_its_bytes() -> None:
-    """Rounds 46-55 ran round 45's default.pt, rounds 56-58 K55's and rounds 59-61 D's as
-    ``ppo``: a ship keeps the file it replaces byte for byte, so their blocks still replay as
-    they ran."""
-    assert sha(DEFAULT_CHECKPOINT) not in {sha(R45), sha(R56), sha(R59)}
-    for old in (R45, R56, R59):
+    """Rounds 46-55 ran round 45's default.pt, rounds 56-58 K55's, rounds 59-61 D's and rounds
+    62-64 M's as ``ppo``: a ship keeps the file it replaces byte for byte, so their blocks still
+    replay as they ran."""
+    assert sha(DEFAULT_CHECKPOINT) not in {sha(R45), sha(R56), sha(R59), sha(R61)}
+    for old in (R45, R56, R59, R61):
         assert pinned({SHIPPED: sha(old)}) == str(old)
 
 
