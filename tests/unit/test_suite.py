@@ -56,6 +56,7 @@ def test_shipped_suite_regenerates_byte_for_byte(suite: str) -> None:
         "gen-v17",
         "gen-v18",
         "gen-v19",
+        "gen-v20",
     ],
 )
 def test_later_draws_regenerate_byte_for_byte(suite: str) -> None:
