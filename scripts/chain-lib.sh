@@ -31,6 +31,9 @@
 #   paired_positive NAME        the last verdict's paired difference (R/verdicts.txt) must be
 #                               > 0 (rule 18's "better overall"): logs "NAME passed" and status
 #                               0, or stops the chain at NAME
+#   paired_at_least NAME M      the last verdict's paired difference must be >= M (round 64's
+#                               "not lower overall", M = -0.05, beside a guard whose floor is
+#                               the set's A/A noise): logs it and status 0, or stops at NAME
 enter() {
   : "${WT:?frozen worktree}" "${R:?run directory}"
   export WT R PYTHONPATH=$WT
@@ -57,10 +60,20 @@ shipped_reading() {
   fi
   return 1
 }
+last_paired() {
+  sed -n 's/.*paired \([-+][0-9.]*\) +-.*/\1/p' "$R/verdicts.txt" | tail -1
+}
 paired_positive() {
   local n=$1 d
-  d=$(sed -n 's/.*paired \([-+][0-9.]*\) +-.*/\1/p' "$R/verdicts.txt" | tail -1)
+  d=$(last_paired)
   [ -n "$d" ] || stop "$n (no paired difference in the verdict)"
   awk -v d="$d" 'BEGIN { exit !(d + 0 > 0) }' || stop "$n (paired $d <= 0)"
   log "== $n passed (paired $d)"
+}
+paired_at_least() {
+  local n=$1 m=$2 d
+  d=$(last_paired)
+  [ -n "$d" ] || stop "$n (no paired difference in the verdict)"
+  awk -v d="$d" -v m="$m" 'BEGIN { exit !(d + 0 >= m + 0) }' || stop "$n (paired $d < $m)"
+  log "== $n: paired $d >= $m"
 }

@@ -32,12 +32,14 @@ def test_a_block_the_shipped_policy_made_is_its_reading(tmp_path: Path) -> None:
     assert _reading(tmp_path, tmp_path / "run").returncode == 1
 
 
-def _paired(tmp_path: Path, verdicts: str) -> subprocess.CompletedProcess[str]:
+def _paired(
+    tmp_path: Path, verdicts: str, check: str = "paired_positive bbr3x"
+) -> subprocess.CompletedProcess[str]:
     r = tmp_path / "r"
     r.mkdir(exist_ok=True)
     (r / "verdicts.txt").write_text(verdicts)
     env = {**os.environ, "R": str(r), "WT": str(ROOT), "H": "ppo"}
-    cmd = f"cd {ROOT} && source scripts/chain-lib.sh && paired_positive bbr3x && echo GO ON"
+    cmd = f"cd {ROOT} && source scripts/chain-lib.sh && {check} && echo GO ON"
     return subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, check=False)
 
 
@@ -51,6 +53,17 @@ def test_paired_positive_reads_the_last_verdict_and_stops_at_zero_or_below(tmp_p
         assert p.returncode == 1 and "GO ON" not in p.stdout
         assert f"CHAIN STOPPED at bbr3x (paired {d} <= 0)" in p.stdout
     p = _paired(tmp_path, "evaluate failed\n")
+    assert p.returncode == 1 and "no paired difference" in p.stdout
+
+
+def test_paired_at_least_stops_below_its_bound_only(tmp_path: Path) -> None:
+    line = "n=8 (excluded none): cand 0.876, base 0.862; paired {} +- 0.014 (higher 1): PASS\n"
+    for d, ok in (("+0.014", True), ("-0.050", True), ("-0.051", False), ("-0.300", False)):
+        p = _paired(tmp_path, line.format(d), "paired_at_least guardx -0.05")
+        assert (p.returncode == 0 and "GO ON" in p.stdout) == ok, (d, p.stdout + p.stderr)
+        if not ok:
+            assert f"CHAIN STOPPED at guardx (paired {d} < -0.05)" in p.stdout
+    p = _paired(tmp_path, "evaluate failed\n", "paired_at_least guardx -0.05")
     assert p.returncode == 1 and "no paired difference" in p.stdout
 
 
