@@ -34,6 +34,12 @@
 #   paired_at_least NAME M      the last verdict's paired difference must be >= M (round 64's
 #                               "not lower overall", M = -0.05, beside a guard whose floor is
 #                               the set's A/A noise): logs it and status 0, or stops at NAME
+#   aa_floor AA-JSON RUNS [A B] prints the scenario floor for a block of RUNS runs per label
+#                               from an A/A block's `xfer evaluate --json` (train.verdict's
+#                               aa_floor: max(0.05, 2 * RMS * sqrt(A/A runs / RUNS)), U* >= 10);
+#                               A and B are the pair's labels there (default the shipped
+#                               policy's two names, ppo:policy/weights/default.pt and ppo).
+#                               Fails, printing nothing on stdout, if the JSON has no such pair
 enter() {
   : "${WT:?frozen worktree}" "${R:?run directory}"
   export WT R PYTHONPATH=$WT
@@ -76,4 +82,10 @@ paired_at_least() {
   [ -n "$d" ] || stop "$n (no paired difference in the verdict)"
   awk -v d="$d" -v m="$m" 'BEGIN { exit !(d + 0 >= m + 0) }' || stop "$n (paired $d < $m)"
   log "== $n: paired $d >= $m"
+}
+aa_floor() {
+  python3 -c 'import sys
+from train.verdict import aa_floor, load
+print(f"{aa_floor(load(sys.argv[1]), sys.argv[3], sys.argv[4], int(sys.argv[2]), min_ustar=10):.3f}")' \
+    "$1" "$2" "${3:-ppo:policy/weights/default.pt}" "${4:-ppo}"
 }

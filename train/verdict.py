@@ -373,6 +373,26 @@ def aa_noise(
     return rms, int(_runs_per_scenario(rows)), len(rows)
 
 
+def aa_floor(
+    scenarios: dict[str, Any],
+    a: str,
+    b: str,
+    runs: int,
+    min_ustar: float | None = None,
+    least: float = 0.05,
+) -> float:
+    """A scenario floor (``--scenario-floor``) from an A/A block, for a block of ``runs`` runs
+    per label: twice the pair's per-scenario RMS (:func:`aa_noise`), scaled from the A/A
+    block's runs to ``runs`` (a mean of more runs differs less), never below ``least``
+    (rule 18's 0.05). Round 64's on/off floor, ``max(0.05, 2 * 0.155 * sqrt(4 / 3))`` = 0.357,
+    written out in two chain scripts before it was here. Raises ValueError as
+    :func:`aa_noise` does, or if ``runs`` < 1."""
+    if runs < 1:
+        raise ValueError(f"A/A floor: runs must be >= 1, got {runs}")
+    rms, aa_runs, _ = aa_noise(scenarios, a, b, min_ustar)
+    return max(least, 2 * rms * (aa_runs / runs) ** 0.5)
+
+
 def load(paths: str) -> dict[str, Any]:
     """The scenarios of one or more comma-separated ``xfer evaluate --json`` files, pooled.
 

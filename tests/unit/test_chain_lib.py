@@ -102,3 +102,22 @@ def test_enter_goes_to_the_worktree_and_refuses_one_python_does_not_import_from(
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert p.returncode != 0 and "frozen worktree" in p.stderr
+
+
+def test_aa_floor_prints_round_64s_on_off_floor_from_aa63() -> None:
+    """chain-lib's aa_floor reads round 63's A/A block as chain64.sh's inline formula did:
+    0.357 at 3 runs (round 64's F3), 0.276 at 5 (round 63's onoff63q-class floor); a pair the
+    JSON does not hold fails with nothing on stdout, so a chain's `f=$(aa_floor ...) || stop`
+    stops."""
+    aa = "docs/results/issue16-round63/aa-onoff63-class.json"
+    env = {**os.environ, "R": "/nonexistent", "WT": str(ROOT), "H": "ppo", "PYTHONPATH": str(ROOT)}
+
+    def floor(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = f"cd {ROOT} && source scripts/chain-lib.sh && aa_floor {aa} {' '.join(args)}"
+        return subprocess.run(
+            ["bash", "-c", cmd], env=env, capture_output=True, text=True, check=False
+        )
+
+    assert floor("3").stdout == "0.357\n" and floor("5").stdout == "0.276\n"
+    p = floor("3", "cand", "ppo")
+    assert p.returncode != 0 and p.stdout == "" and "no scenario" in p.stderr

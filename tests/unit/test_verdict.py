@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from train.verdict import VerdictRule, aa_noise, as_base, load, main, verdict
+from train.verdict import VerdictRule, aa_floor, aa_noise, as_base, load, main, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE15 = ROOT / "docs/results/issue16-round15/rule15.py"
@@ -457,3 +457,19 @@ def test_same_verdict_and_report_as_rule15_on_every_stored_result(
             # the report may add a "fails on:" line after rule15's, naming the part that failed
             out = "".join(x for x in out.splitlines(True) if not x.startswith("fails on:"))
             assert (got, out) == want, (path.name, cand, extra)
+
+
+def test_an_a_a_floor_scales_with_the_runs_and_keeps_rule_18s_least() -> None:
+    """Round 65: the floor rounds 63-64 wrote out in their chain scripts, now one function:
+    twice the A/A RMS at the A/A block's runs, scaled by sqrt(aa_runs / runs), never under
+    0.05; an A/A block without the pair, or a block of no runs, is an error."""
+    aa = {k: _scn([0.9, 0.9, 0.9, 0.9], [0.9 + d] * 4) for k, d in (("x", 0.1), ("y", -0.1))}
+    assert aa_floor(aa, "cand", "ppo", runs=4) == pytest.approx(0.2)
+    assert aa_floor(aa, "cand", "ppo", runs=16) == pytest.approx(0.1)
+    assert aa_floor(aa, "cand", "ppo", runs=3) == pytest.approx(0.2 * (4 / 3) ** 0.5)
+    assert aa_floor(aa, "cand", "ppo", runs=400) == 0.05  # rule 18's floor holds
+    assert aa_floor(aa, "cand", "ppo", runs=400, least=0.0) == pytest.approx(0.02)
+    with pytest.raises(ValueError, match="A/A: no scenario"):
+        aa_floor(aa, "cand", "other", runs=3)
+    with pytest.raises(ValueError, match="runs must be >= 1"):
+        aa_floor(aa, "cand", "ppo", runs=0)
