@@ -39,6 +39,15 @@ three 200-s runs). With ``once=1`` a retreat in the MI right after a deepened on
 asked: one shed per run of retreats. Two transfers that read the same congestion still drift
 together (``tests/unit/test_shed.py``); what it costs fig3 is a testbed question.
 
+``once_share`` (round 65): what ``once`` cost fig3. Round 65's R (the shipped Q with
+``once=1``) read fig1 6.0 s in 5 of 5 runs and fig3 in 4 of 5 twice, each miss a late joiner
+held 3-10 streams below the first transfer's 18-22: the first transfer's sawtooth near its peak
+is fig1's, and with ``once`` it sheds less there, so the gap the join left closes more slowly.
+The two differ in what the transfer carries: alone (fig1) a retreat comes at 90-100 % of the
+highest MI throughput the transfer has measured, beside two late joiners at a third to a half
+of it. With ``once_share=S`` (0 < S <= 1) ``once`` holds only while the MI's throughput is at
+least S of that best; below it every retreat may shed, as without ``once``.
+
 The inner controller sees every signal vector; its target is set to the shed count, so its
 next step starts from there (it must have a ``target``).
 """
@@ -72,6 +81,9 @@ class ShedConfig(RuleConfig):
     once: int = 0
     """1: a retreat in the MI right after a deepened one passes as asked (one shed per run of
     retreats); 0: every retreat may shed."""
+    once_share: float = 0.0
+    """With ``once``: if > 0, ``once`` holds only while the MI's throughput is at least this share
+    of the highest MI throughput the transfer has measured (0: always)."""
 
     def __post_init__(self) -> None:
         if not (
@@ -81,12 +93,13 @@ class ShedConfig(RuleConfig):
             and self.max_rtt_ms >= 0
             and self.below_peak >= 0
             and self.once in (0, 1)
+            and 0 <= self.once_share <= 1
         ):
             raise ValueError(
                 "shed: needs 0 < beta < 1, min_n >= 0, max_n >= 0, max_rtt_ms >= 0, "
-                f"below_peak >= 0 and once 0 or 1, got beta={self.beta}, min_n={self.min_n}, "
-                f"max_n={self.max_n}, max_rtt_ms={self.max_rtt_ms}, below_peak={self.below_peak}, "
-                f"once={self.once}"
+                f"below_peak >= 0, once 0 or 1 and 0 <= once_share <= 1, got beta={self.beta}, "
+                f"min_n={self.min_n}, max_n={self.max_n}, max_rtt_ms={self.max_rtt_ms}, "
+                f"below_peak={self.below_peak}, once={self.once}, once_share={self.once_share}"
             )
         if self.max_n and self.max_n < self.min_n:
             raise ValueError(f"shed: max_n={self.max_n} is below min_n={self.min_n}: it never acts")
@@ -108,6 +121,8 @@ class Shed:
         """The highest count in effect so far (``below_peak``)."""
         self.shed_last = False
         """Whether the last step deepened a retreat (``once``)."""
+        self.best_bps = 0.0
+        """The highest MI throughput measured so far (``once_share``)."""
 
     def step(self, proposed: int, signals: SignalVector) -> int:
         n, sc = self.current, self.sc
@@ -115,7 +130,9 @@ class Shed:
         proposed = self.config.clip(proposed)
         within = sc.min_n <= n and (sc.max_n == 0 or n <= sc.max_n)
         within = within and n <= self.peak - sc.below_peak
-        within = within and not (sc.once and self.shed_last)
+        self.best_bps = max(self.best_bps, signals.throughput_bps)
+        near_best = sc.once_share <= 0 or signals.throughput_bps >= sc.once_share * self.best_bps
+        within = within and not (sc.once and self.shed_last and near_best)
         shed = False
         if proposed < n and within and signals.rtt_within(sc.max_rtt_ms):
             owed = sc.beta * n + self.carry
@@ -131,8 +148,9 @@ class Shed:
 
 
 class ShedWrapper(RuleWrapper):
-    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R,below_peak=P,once=O][:INNER]``: follow INNER
-    (default ``ppo``), except that a retreat sheds at least ``B * n`` streams (dithered)."""
+    """``shed[:beta=B,min_n=M,max_n=X,max_rtt_ms=R,below_peak=P,once=O,once_share=S][:INNER]``:
+    follow INNER (default ``ppo``), except that a retreat sheds at least ``B * n`` streams
+    (dithered)."""
 
     name = "shed"
 
