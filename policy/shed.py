@@ -41,7 +41,7 @@ together (``tests/unit/test_shed.py``); what it costs fig3 is a testbed question
 
 ``once_share`` (round 65): what ``once`` cost fig3. Round 65's R (the shipped Q with
 ``once=1``) read fig1 6.0 s in 5 of 5 runs and fig3 in 4 of 5 twice, each miss a late joiner
-held 3-10 streams below the first transfer's 18-22: the first transfer's sawtooth near its peak
+held several streams below the first transfer's 19-22: the first transfer's sawtooth near its peak
 is fig1's, and with ``once`` it sheds less there, so the gap the join left closes more slowly.
 The two differ in what the transfer carries: alone (fig1) a retreat comes at 90-100 % of the
 highest MI throughput the transfer has measured, beside two late joiners at a third to a half
