@@ -41,11 +41,13 @@ class Steps:
 register("steps", Steps)
 
 
-def run(spec: str, mis: int, min_rtt_ms: float = 40.0) -> list[int]:
+def run(spec: str, mis: int, min_rtt_ms: float = 40.0, bps: list[float] | None = None) -> list[int]:
+    """The counts ``spec`` runs over ``mis`` MIs; with ``bps``, each MI's throughput from it."""
     c = make_controller(spec, ControllerConfig(max_streams=64))
     n, out = c.initial(), []
     for t in range(mis):
-        n = c.decide(_mi(t, n, min_rtt_ms))
+        mi = _mi(t, n, min_rtt_ms)
+        n = c.decide(replace(mi, throughput_bps=bps[t]) if bps else mi)
         out.append(n)
     return out
 
@@ -127,35 +129,17 @@ def test_once_sheds_one_retreat_per_run_of_retreats_and_still_closes_a_gap() -> 
         ShedConfig.parse("once=2")
 
 
-def _run_at(spec: str, bps: list[float]) -> list[int]:
-    """``run``, with each MI's throughput from ``bps``."""
-    c = make_controller(spec, ControllerConfig(max_streams=64))
-    n, out = c.initial(), []
-    for t, b in enumerate(bps):
-        n = c.decide(replace(_mi(t, n), throughput_bps=b))
-        out.append(n)
-    return out
-
-
 def test_once_share_keeps_once_to_mis_near_the_transfers_best_throughput() -> None:
     # Round 65: alone, fig1's sawtooth retreats come at 90-100 % of the best MI throughput, and
     # `once` holds there; beside late joiners the first transfer carries a third to a half of
     # it, and every retreat sheds again (fig3's drift to equal counts).
     spec = "shed:beta=0.1,below_peak=1,once=1,once_share=0.8:steps:28_1_1_m1_m1_m1_1_m1_m1_0"
     alone = [9e8, 9.5e8, 9.5e8, 9e8, 9e8, 9.3e8, 9e8, 8.8e8]
-    assert _run_at(spec, alone) == [29, 30, 29, 27, 26, 27, 24, 23]  # as once=1
+    as_once = [29, 30, 29, 27, 26, 27, 24, 23]
+    assert run(spec, 8, bps=alone) == as_once
     shared_bps = [9e8, 9.5e8, 9.5e8, 4e8, 3.5e8, 3.5e8, 3.5e8, 3.5e8]
-    assert _run_at(spec, shared_bps) == [29, 30, 29, 27, 24, 25, 22, 20]  # as without once
+    assert run(spec, 8, bps=shared_bps) == [29, 30, 29, 27, 24, 25, 22, 20]  # as without once
     # 0 (the default) is once=1 whatever the throughput
-    assert _run_at(spec.replace(",once_share=0.8", ""), shared_bps) == [
-        29,
-        30,
-        29,
-        27,
-        26,
-        27,
-        24,
-        23,
-    ]
+    assert run(spec.replace(",once_share=0.8", ""), 8, bps=shared_bps) == as_once
     with pytest.raises(ValueError, match="0 <= once_share <= 1"):
         ShedConfig.parse("once=1,once_share=1.5")
